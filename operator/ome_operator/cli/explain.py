@@ -1,0 +1,146 @@
+"""``kubectl ome runtime explain`` (S12): why each runtime would or would not be selected.
+
+Collection goes through an ObjectReader (a cluster or ``-f`` manifests alike); the rows come
+from the same selection core the controller and the webhook run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TextIO
+
+from ..cluster.objects import (
+    BASE_MODEL,
+    CLUSTER_BASE_MODEL,
+    CLUSTER_SERVING_RUNTIME,
+    INFERENCE_SERVICE,
+    SERVING_RUNTIME,
+    NotFoundError,
+    ObjectReader,
+    TooManyObjectsError,
+)
+from ..core.selection import RuntimeCatalog, Selection, explain_priority, explain_weight
+from ..core.selection import select_runtime as run_selection
+from ..models import InferenceService, ModelResource, ServingRuntime, from_manifest
+from .tables import format_explain_table, format_table
+
+__all__ = [
+    "CLI_COLLECTION_LIMIT",
+    "ExplainRequest",
+    "UsageError",
+    "collect_runtimes",
+    "explain_rows",
+    "read_model",
+    "run_explain",
+]
+
+#: The CLI reads runtimes in pages of 500 and refuses snapshots above this many (S12.4).
+CLI_COLLECTION_LIMIT = 1000
+_PAGE_SIZE = 500
+_TOO_MANY = "runtime candidate snapshot exceeds the CLI collection limit"
+_EXPLICIT_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
+_NO_RUNTIMES = "No serving runtimes found in the selected namespace or at cluster scope."
+_NO_RUNTIMES_FOR_SELECTOR = "No serving runtimes found for selector."
+_CONTEXT_TITLE = "Effective context (separate observation; selector verdict unchanged):"
+
+
+class UsageError(ValueError):
+    """A command line that cannot run; printed as ``error: <message>``, exit 1."""
+
+
+@dataclass(frozen=True)
+class ExplainRequest:
+    model: str | None = None
+    isvc: str | None = None
+    ome_namespace: str = "ome"
+    with_effective: bool = False
+
+    def validate(self) -> None:
+        """S12.3 argument errors."""
+        if (self.model is None) == (self.isvc is None):
+            raise UsageError("exactly one of --model or --isvc is required")
+        if self.with_effective and self.isvc is None:
+            raise UsageError("--with-effective requires --isvc")
+
+
+def read_model(reader: ObjectReader, namespace: str, name: str) -> ModelResource:
+    """S12.4: a BaseModel in the namespace, else the ClusterBaseModel (its NotFound text)."""
+    try:
+        return from_manifest(reader.get(BASE_MODEL, namespace, name))
+    except NotFoundError:
+        return from_manifest(reader.get(CLUSTER_BASE_MODEL, None, name))
+
+
+def collect_runtimes(reader: ObjectReader, namespace: str) -> RuntimeCatalog:
+    """The namespace's ServingRuntimes and every ClusterServingRuntime, at most 1,000."""
+    try:
+        found = reader.list(
+            SERVING_RUNTIME, namespace, page_size=_PAGE_SIZE, limit=CLI_COLLECTION_LIMIT
+        )
+        left = CLI_COLLECTION_LIMIT - len(found)
+        found += reader.list(CLUSTER_SERVING_RUNTIME, None, page_size=_PAGE_SIZE, limit=left)
+    except TooManyObjectsError as exc:
+        raise TooManyObjectsError(
+            _TOO_MANY, resource=exc.resource, limit=CLI_COLLECTION_LIMIT
+        ) from None
+    runtimes = [from_manifest(obj) for obj in found]
+    return RuntimeCatalog.of(r for r in runtimes if isinstance(r, ServingRuntime))
+
+
+def explain_rows(selection: Selection) -> list[list[str]]:
+    """S12.5/S12.6: Yes rows in rank order, then No rows (SRs, then CSRs, by name)."""
+    rows = []
+    for verdict in selection.verdicts:
+        scope = "Cluster" if verdict.runtime.is_cluster else "Namespaced"
+        if verdict.qualifies:
+            match = verdict.first_match
+            priority, weight = str(explain_priority(match)), str(explain_weight(match))
+            rows.append([verdict.runtime.name, scope, "Yes", priority, weight, "-"])
+        else:
+            rows.append([verdict.runtime.name, scope, "No", "-", "-", verdict.reason])
+    return rows
+
+
+def run_explain(
+    request: ExplainRequest,
+    reader: ObjectReader,
+    namespace: str,
+    stdout: TextIO,
+    stderr: TextIO,
+    width: int,
+) -> None:
+    """Print the explain table (and the effective context); raises on any error."""
+    request.validate()
+    isvc = None
+    model_name = request.model
+    if request.isvc is not None:
+        isvc = from_manifest(reader.get(INFERENCE_SERVICE, namespace, request.isvc))
+        if isvc.spec.model is None:
+            raise UsageError(
+                f'InferenceService "{request.isvc}" has no spec.model; pass --model instead'
+            )
+        model_name = isvc.spec.model.name
+    model = read_model(reader, namespace, model_name)
+    if isvc is not None and isvc.spec.runtime is not None:
+        print(_EXPLICIT_NOTE, file=stderr)
+    catalog = collect_runtimes(reader, namespace)
+    if len(catalog) == 0:
+        print(_NO_RUNTIMES_FOR_SELECTOR if request.with_effective else _NO_RUNTIMES, file=stderr)
+    else:
+        selection = run_selection(model.spec, model.name, isvc, catalog, namespace)
+        stdout.write(format_explain_table(explain_rows(selection), width))
+    if request.with_effective:
+        if len(catalog):
+            stdout.write("\n")
+        stdout.write(_CONTEXT_TITLE + "\n")
+        stdout.write(_effective_context(reader, namespace, isvc, request.ome_namespace))
+
+
+def _effective_context(
+    reader: ObjectReader, namespace: str, isvc: InferenceService, ome_namespace: str
+) -> str:
+    from .effective import context_rows  # the effective view is optional to explain
+
+    return format_table(
+        ("SCOPE", "FIELD", "VALUE"), context_rows(reader, namespace, isvc, ome_namespace)
+    )

@@ -1,0 +1,190 @@
+"""``kubectl-ome``: the kubectl plugin (S11). ``kubectl ome runtime explain|effective``.
+
+Argument parsing and the I/O edge only: errors print as ``error: <message>`` on stderr and
+exit 1 (never 2, never a traceback); every decision comes from the core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from ..cluster.connection import ConnectionFlags
+from ..cluster.manifests import ManifestError, ManifestReader, load_manifests
+from ..cluster.objects import ObjectReader, ReadError
+from ..core.selection import SelectionError
+from ..models import InvalidResourceError
+from .explain import ExplainRequest, UsageError, run_explain
+from .tables import terminal_width
+
+__all__ = ["build_parser", "main"]
+
+_ERRORS = (UsageError, ReadError, ManifestError, InvalidResourceError, SelectionError)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _connection_flags(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("-n", "--namespace", help="If present, the namespace scope for this CLI request")
+    add("--context", help="The name of the kubeconfig context to use")
+    add("--kubeconfig", help="Path to the kubeconfig file to use for CLI requests")
+    add("--cluster", help="The name of the kubeconfig cluster to use")
+    add("--user", help="The name of the kubeconfig user to use")
+    add("-s", "--server", help="The address and port of the Kubernetes API server")
+    add("--token", help="Bearer token for authentication to the API server")
+    add("--certificate-authority", help="Path to a cert file for the certificate authority")
+    add("--client-certificate", help="Path to a client certificate file for TLS")
+    add("--client-key", help="Path to a client key file for TLS")
+    add("--tls-server-name", help="Server name to use for server certificate validation")
+    add(
+        "--insecure-skip-tls-verify",
+        action="store_true",
+        help="If true, the server's certificate will not be checked for validity",
+    )
+    add("--as", dest="as_user", help="Username to impersonate for the operation")
+    add("--as-uid", help="UID to impersonate for the operation")
+    add(
+        "--as-group",
+        dest="as_groups",
+        action="append",
+        default=[],
+        help="Group to impersonate for the operation (repeatable)",
+    )
+    add(
+        "--as-user-extra",
+        action="append",
+        default=[],
+        help="User extras to impersonate for the operation (repeatable)",
+    )
+    add(
+        "--request-timeout",
+        default="0",
+        help="The length of time to wait before giving up on a single server request",
+    )
+    add("--cache-dir", help="Default cache directory (accepted, unused)")
+    add(
+        "--disable-compression",
+        action="store_true",
+        help="If true, opt-out of response compression (accepted, unused)",
+    )
+    add(
+        "-f",
+        "--filename",
+        dest="filenames",
+        action="append",
+        default=[],
+        help="Read objects from these manifests (file, directory or -) instead of a cluster",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kubectl ome", description="OME model-serving tools for kubectl")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    runtime = commands.add_parser("runtime", help="Inspect serving runtime decisions")
+    verbs = runtime.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+
+    explain = verbs.add_parser(
+        "explain", help="Explain why each serving runtime would or would not be selected"
+    )
+    explain.add_argument(
+        "--isvc", help="Explain runtime selection for this InferenceService's model"
+    )
+    explain.add_argument(
+        "--model", help="Explain runtime selection for this BaseModel/ClusterBaseModel"
+    )
+    explain.add_argument(
+        "--ome-namespace", default="ome", help="Namespace where the OME control plane is installed"
+    )
+    explain.add_argument(
+        "--with-effective",
+        action="store_true",
+        help="Append bounded effective context for --isvc (auto scan: 1,000 items/2 pages)",
+    )
+    _connection_flags(explain)
+
+    effective = verbs.add_parser(
+        "effective", help="Show the runtime and deployment modes an InferenceService runs with"
+    )
+    effective.add_argument("inferenceservice", metavar="INFERENCESERVICE")
+    effective.add_argument(
+        "--ome-namespace", default="ome", help="Namespace where the OME control plane is installed"
+    )
+    effective.add_argument(
+        "-o", "--output", default="table", help="Output format: table, wide, json or yaml"
+    )
+    _connection_flags(effective)
+    return parser
+
+
+def _flags(args: argparse.Namespace) -> ConnectionFlags:
+    return ConnectionFlags(
+        namespace=args.namespace,
+        context=args.context,
+        kubeconfig=args.kubeconfig,
+        cluster=args.cluster,
+        user=args.user,
+        server=args.server,
+        token=args.token,
+        certificate_authority=args.certificate_authority,
+        client_certificate=args.client_certificate,
+        client_key=args.client_key,
+        tls_server_name=args.tls_server_name,
+        insecure_skip_tls_verify=args.insecure_skip_tls_verify,
+        as_user=args.as_user,
+        as_uid=args.as_uid,
+        as_groups=tuple(args.as_groups),
+        as_user_extra=tuple(args.as_user_extra),
+        request_timeout=args.request_timeout,
+        cache_dir=args.cache_dir,
+        disable_compression=args.disable_compression,
+    )
+
+
+def _reader(args: argparse.Namespace, stdin: TextIO) -> tuple[ObjectReader, str]:
+    """Manifests with ``-f`` (no cluster contacted, namespace ``-n`` else ``default``),
+    else the cluster the kubeconfig flags point at."""
+    if args.filenames:
+        return ManifestReader(load_manifests(args.filenames, stdin)), args.namespace or "default"
+    from ..cluster.reading import ClusterReader  # imports the kubernetes client only when needed
+
+    return ClusterReader.from_flags(_flags(args))
+
+
+def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    reader, namespace = _reader(args, stdin)
+    if args.verb == "explain":
+        request = ExplainRequest(args.model, args.isvc, args.ome_namespace, args.with_effective)
+        request.validate()
+        run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
+        return 0
+    from .effective import run_effective
+
+    return run_effective(
+        args.inferenceservice, args.output, args.ome_namespace, reader, namespace, stdout, stderr
+    )
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    try:
+        args = build_parser().parse_args(argv)
+        return _run(args, stdin, stdout, stderr)
+    except _ERRORS as exc:
+        print(f"error: {exc}", file=stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

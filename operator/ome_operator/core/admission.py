@@ -1,0 +1,253 @@
+"""Admission rules as pure functions (S7.2–S7.4, S16.3): the denial and the warnings, in order.
+
+The webhook server and ``ome-operator render`` only wrap these. Denial texts are what kubectl
+prints after ``denied the request: ``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..models import COMPONENTS, ComponentSpec, InferenceService, ServingRuntime
+from .deployment_modes import (
+    MODE_ANNOTATION,
+    DeploymentMode,
+    declared_mode,
+    isvc_level_mode,
+)
+from .model_catalog import ModelCatalog
+from .selection import (
+    ModelSpecError,
+    RuntimeCatalog,
+    SelectionError,
+    ShardedModelError,
+    resolve_named_runtime,
+    select_runtime,
+)
+
+__all__ = [
+    "AdmissionDenied",
+    "AdmissionVerdict",
+    "mode_typo_warnings",
+    "review_inference_service",
+    "review_serving_runtime",
+]
+
+_PERCENT = re.compile(r"(0|[1-9][0-9]?|100)%")
+_MODES = ", ".join(m.value for m in DeploymentMode)
+
+
+class AdmissionDenied(ValueError):
+    """The webhook refuses the object; the message is the whole denial text."""
+
+
+@dataclass(frozen=True)
+class AdmissionVerdict:
+    allowed: bool
+    message: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+def mode_typo_warnings(place: str, annotations: dict[str, str]) -> list[str]:
+    """S16.3: a warning for an ``ome.io/deploymentMode`` value that is not a mode."""
+    value = annotations.get(MODE_ANNOTATION)
+    if value is None or declared_mode(annotations) is not None:
+        return []
+    text = (
+        f'{MODE_ANNOTATION} "{value}" on {place} is not a deployment mode and is ignored; '
+        f"valid values are {_MODES}"
+    )
+    near = [m for m in DeploymentMode if m.value.lower() == value.lower()]
+    return [text + (f"; did you mean {near[0].value}?" if near else "")]
+
+
+def _components(isvc: InferenceService) -> Iterator[tuple[str, ComponentSpec]]:
+    for name in COMPONENTS:
+        spec = isvc.spec.component(name)
+        if spec is not None:
+            yield name, spec
+
+
+def _check_pdb_fields(isvc: InferenceService) -> None:
+    for name, spec in _components(isvc):
+        if spec.min_available is not None and spec.max_unavailable is not None:
+            raise AdmissionDenied(
+                f"spec.{name}.minAvailable and spec.{name}.maxUnavailable cannot both be set"
+            )
+        for field, value in (
+            ("minAvailable", spec.min_available),
+            ("maxUnavailable", spec.max_unavailable),
+        ):
+            valid = (isinstance(value, int) and value >= 0) or (
+                isinstance(value, str) and _PERCENT.fullmatch(value)
+            )
+            if value is not None and not valid:
+                raise AdmissionDenied(
+                    f"spec.{name}.{field} must be a non-negative integer "
+                    "or a percentage from 0% to 100%"
+                )
+
+
+def _check_leader_worker_pairing(isvc: InferenceService) -> None:
+    for name in ("engine", "decoder"):
+        spec = isvc.spec.component(name)
+        if spec is None or (spec.leader is None) == (spec.worker is None):
+            continue
+        has, lacks = ("leader", "worker") if spec.leader is not None else ("worker", "leader")
+        raise AdmissionDenied(
+            f"InvalidLeaderWorkerPairing: {name} declares {has} without {lacks}; "
+            "declare both or neither"
+        )
+
+
+def _declared_only_mode(isvc: InferenceService, spec: ComponentSpec) -> str:
+    mode = declared_mode(spec.annotations)
+    return mode.value if mode else (isvc.spec.deployment_mode or "")
+
+
+def _check_mode_combination(isvc: InferenceService) -> None:
+    engine, decoder = isvc.spec.engine, isvc.spec.decoder
+    if engine is None or decoder is None:
+        return
+    ours, theirs = _declared_only_mode(isvc, engine), _declared_only_mode(isvc, decoder)
+    if ours != theirs and DeploymentMode.OME_NATIVE.value in (ours, theirs):
+        raise AdmissionDenied(
+            f'InvalidDeploymentModeCombination: engine deploymentMode="{ours}" does not match '
+            f'decoder deploymentMode="{theirs}"; when either is OMENative, both must use the '
+            "same value"
+        )
+
+
+def _check_model(isvc: InferenceService, models: ModelCatalog) -> None:
+    ref, namespace = isvc.spec.model, isvc.namespace
+    model = models.lookup(namespace, ref.name)
+    if model is None:
+        raise AdmissionDenied(
+            f'referenced model "{ref.name}" not found in namespace "{namespace}": ensure a '
+            "BaseModel exists in this namespace or a ClusterBaseModel exists cluster-wide with "
+            "this name"
+        )
+    if model.spec.disabled:
+        raise AdmissionDenied(f"model {ref.name} is disabled")
+    if model.spec.distribution == "Sharded":
+        raise AdmissionDenied(str(ShardedModelError(ref.name)))
+
+
+def _has_complete_runner(engine: ComponentSpec) -> bool:
+    def image(runner: dict | None) -> bool:
+        return bool((runner or {}).get("image"))
+
+    leader, worker = engine.leader, engine.worker
+    return image(engine.runner) or (
+        leader is not None and worker is not None and image(leader.runner) and image(worker.runner)
+    )
+
+
+def _runtime_warnings(
+    isvc: InferenceService, models: ModelCatalog, runtimes: RuntimeCatalog
+) -> list[str]:
+    """Step 6 of S7.2: deny, or return the S7.3.1 / S7.3.2 warning."""
+    spec, namespace = isvc.spec, isvc.namespace
+    model = models.lookup(namespace, spec.model.name) if spec.model else None
+    if spec.runtime is not None:
+        if spec.model is None:
+            found = runtimes.find(spec.runtime.name, spec.runtime.kind)
+            if found is None or not found.disabled:
+                return []
+        try:
+            named = resolve_named_runtime(isvc, runtimes, model.spec if model else None)
+        except SelectionError as exc:
+            raise AdmissionDenied(str(exc)) from None
+        return [named.advisory.warning()] if named.advisory else []
+    if spec.model is None or _has_complete_runner(spec.engine):
+        return []
+    try:
+        selection = select_runtime(model.spec, model.name, isvc, runtimes, namespace)
+        chosen = selection.runtime()
+    except (ModelSpecError, SelectionError) as exc:
+        raise AdmissionDenied(
+            f"no supporting runtime found for model {spec.model.name} and engine does not have "
+            f"complete runner configuration: {exc}"
+        ) from None
+    return [f"Runtime {chosen.name} will be auto-selected for model {spec.model.name}"]
+
+
+def _deployment_strategy_warnings(isvc: InferenceService) -> list[str]:
+    """S7.3.3 (OPEN-29: component-annotation modes do not warn)."""
+    mode = isvc.spec.deployment_mode or isvc_level_mode(isvc)
+    if not mode or mode == DeploymentMode.RAW_DEPLOYMENT:
+        return []
+    return [
+        f'{name}.deploymentStrategy is set but deploymentMode is "{mode}"; deploymentStrategy '
+        f"applies only to RawDeployment and is ignored here — use "
+        f"{name}.lifecycle.updateStrategy.rollingUpdate for rollout pacing"
+        for name, spec in _components(isvc)
+        if spec.deployment_strategy is not None
+    ]
+
+
+def _isvc_typo_warnings(isvc: InferenceService) -> list[str]:
+    found = mode_typo_warnings("metadata.annotations", isvc.metadata.annotations)
+    for name, spec in _components(isvc):
+        found += mode_typo_warnings(f"spec.{name}.annotations", spec.annotations)
+    return found
+
+
+def review_inference_service(
+    isvc: InferenceService, models: ModelCatalog, runtimes: RuntimeCatalog
+) -> AdmissionVerdict:
+    """S7.2 denials in order (OPEN-25), then the S7.3 and S16.3 warnings.
+
+    ``runtimes`` holds the ServingRuntimes of the InferenceService's namespace and every
+    ClusterServingRuntime.
+    """
+    selection_warnings: list[str] = []
+    message = ""
+    try:
+        if isvc.spec.model is None and isvc.spec.runtime is None:
+            raise AdmissionDenied("at least one of spec.model or spec.runtime must be set")
+        _check_pdb_fields(isvc)
+        _check_leader_worker_pairing(isvc)
+        _check_mode_combination(isvc)
+        if isvc.spec.model is not None:
+            _check_model(isvc, models)
+        if isvc.spec.engine is not None:
+            selection_warnings = _runtime_warnings(isvc, models, runtimes)
+    except AdmissionDenied as exc:
+        message = str(exc)
+    warnings = selection_warnings + _deployment_strategy_warnings(isvc) + _isvc_typo_warnings(isvc)
+    return AdmissionVerdict(not message, message, tuple(warnings))
+
+
+def review_serving_runtime(
+    runtime: ServingRuntime, accelerator_classes: frozenset[str]
+) -> AdmissionVerdict:
+    """S7.4 denials (skipped for a disabled runtime), then the S16.3 warnings."""
+    warnings: list[str] = []
+    for name in COMPONENTS:
+        config = runtime.spec.config(name)
+        if config is not None:
+            warnings += mode_typo_warnings(f"spec.{name}Config.annotations", config.annotations)
+    message = "" if runtime.disabled else _runtime_denial(runtime, accelerator_classes)
+    return AdmissionVerdict(not message, message, tuple(warnings))
+
+
+def _runtime_denial(runtime: ServingRuntime, accelerator_classes: frozenset[str]) -> str:
+    requirements = runtime.spec.accelerator_requirements
+    listed = (requirements.accelerator_classes or []) if requirements else []
+    missing = [name for name in listed if name not in accelerator_classes]
+    if missing:
+        return (
+            "unknown accelerator classes referenced in AcceleratorRequirements: "
+            f"[{' '.join(missing)}]"
+        )
+    priorities: dict[str, set[int]] = {}
+    for entry in runtime.spec.supported_model_formats:
+        if entry.auto_select is True:
+            priority = 1 if entry.priority is None else entry.priority
+            priorities.setdefault(entry.name or "", set()).add(priority)
+    if any(len(found) > 1 for found in priorities.values()):
+        return "different priorities assigned for the model format"
+    return ""

@@ -1,0 +1,42 @@
+"""RuntimeCatalog: the snapshot of runtimes selection decides on (fetched once, never re-read)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ...models import ServingRuntime
+
+__all__ = ["RuntimeCatalog"]
+
+
+@dataclass(frozen=True)
+class RuntimeCatalog:
+    """The ServingRuntimes of one namespace and every ClusterServingRuntime, each sorted by name."""
+
+    namespaced: tuple[ServingRuntime, ...] = ()
+    cluster: tuple[ServingRuntime, ...] = ()
+
+    @classmethod
+    def of(cls, runtimes: Iterable[ServingRuntime]) -> RuntimeCatalog:
+        ordered = sorted(runtimes, key=lambda r: r.name)
+        return cls(
+            namespaced=tuple(r for r in ordered if not r.is_cluster),
+            cluster=tuple(r for r in ordered if r.is_cluster),
+        )
+
+    def __iter__(self):
+        yield from self.namespaced
+        yield from self.cluster
+
+    def __len__(self) -> int:
+        return len(self.namespaced) + len(self.cluster)
+
+    def find(self, name: str, kind: str) -> ServingRuntime | None:
+        """S2.13.1: a ClusterServingRuntime (default) first, then a ServingRuntime."""
+        scopes = (self.namespaced,) if kind == "ServingRuntime" else (self.cluster, self.namespaced)
+        for scope in scopes:
+            for runtime in scope:
+                if runtime.name == name:
+                    return runtime
+        return None

@@ -1,0 +1,118 @@
+"""Why runtime selection failed; each error renders the exact user-facing sentence.
+
+SelectionError
+├── ModelSpecError            S2.2 model pre-checks
+│   ├── InvalidModelSpecError
+│   └── ShardedModelError
+├── NoRuntimeFoundError       S2.12
+├── RuntimeNotFoundError      S2.13.2
+└── RuntimeDisabledError      S2.13.3
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "Exclusion",
+    "InvalidModelSpecError",
+    "ModelSpecError",
+    "NoRuntimeFoundError",
+    "RuntimeDisabledError",
+    "RuntimeNotFoundError",
+    "SelectionError",
+    "ShardedModelError",
+]
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A runtime that failed a check of S2.4, with that check's reason."""
+
+    runtime: str
+    is_cluster: bool
+    check: str  # disabled | accelerator_class | deployment_mode | model_format | model_size
+    reason: str
+
+
+class SelectionError(Exception):
+    """Selection could not produce a runtime."""
+
+
+class ModelSpecError(SelectionError):
+    """The model fails a pre-check of S2.2, before any runtime is looked at."""
+
+
+class InvalidModelSpecError(ModelSpecError):
+    def __init__(self) -> None:
+        super().__init__(
+            "invalid model specification: modelFormat.name: model format name is required"
+        )
+
+
+class ShardedModelError(ModelSpecError):
+    def __init__(self, model: str) -> None:
+        self.model = model
+        super().__init__(
+            f"model {model} uses distribution Sharded: "
+            "no model cache provider is configured for sharded model loading"
+        )
+
+
+class NoRuntimeFoundError(SelectionError):
+    """No runtime qualifies for auto-selection (S2.12)."""
+
+    def __init__(
+        self,
+        model_format: str,
+        namespace: str,
+        namespaced: int,
+        cluster: int,
+        excluded: tuple[Exclusion, ...],
+    ) -> None:
+        self.model_format = model_format
+        self.namespace = namespace
+        self.namespaced = namespaced
+        self.cluster = cluster
+        self.excluded = tuple(sorted(excluded, key=lambda e: (e.is_cluster, e.runtime)))
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        text = (
+            f"no runtime found to support model {self.model_format} "
+            f"with format {self.model_format} in namespace {self.namespace}"
+        )
+        total = self.namespaced + self.cluster
+        if total > 0:
+            text += (
+                f". Checked {total} runtimes ({self.namespaced} namespace-scoped, "
+                f"{self.cluster} cluster-scoped)"
+            )
+        if self.excluded:
+            listed = "; ".join(f"{e.runtime} ({e.reason})" for e in self.excluded)
+            text += f". Excluded runtimes: {listed}"
+        return text
+
+
+class RuntimeNotFoundError(SelectionError):
+    """The runtime ``spec.runtime.name`` names does not exist (S2.13.2)."""
+
+    def __init__(self, name: str, namespace: str, kind: str) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.kind = kind
+        if kind == "ServingRuntime":
+            text = f"ServingRuntime {name} not found in namespace {namespace}"
+        else:
+            text = f"runtime {name} not found in namespace {namespace} or at cluster scope"
+        super().__init__(text)
+
+
+class RuntimeDisabledError(SelectionError):
+    """The named runtime is disabled (S2.13.3, OPEN-07)."""
+
+    def __init__(self, name: str, is_cluster: bool) -> None:
+        self.name = name
+        self.is_cluster = is_cluster
+        scope = "cluster-scoped" if is_cluster else "namespace-scoped"
+        super().__init__(f"{scope} runtime {name} is disabled")

@@ -1,0 +1,203 @@
+"""Runtime selection: auto-selection (S2.3–S2.12) and the named-runtime path (S2.13).
+
+One pass over a ``RuntimeCatalog`` gives a verdict per runtime, the chosen runtime and the
+failure, so the controller, the webhook and ``explain`` read the same decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...models import InferenceService, ModelSpec, ServingRuntime, SupportedModelFormat
+from .catalog import RuntimeCatalog
+from .errors import (
+    Exclusion,
+    InvalidModelSpecError,
+    NoRuntimeFoundError,
+    RuntimeDisabledError,
+    RuntimeNotFoundError,
+    ShardedModelError,
+)
+from .matching import Request, entry_matches, first_exclusion
+from .scoring import rank_key, runtime_score
+
+__all__ = [
+    "Advisory",
+    "NamedRuntime",
+    "RuntimeVerdict",
+    "Selection",
+    "check_model",
+    "find_named_runtime",
+    "resolve_named_runtime",
+    "select_runtime",
+]
+
+_NO_AUTO_SELECT = (
+    "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic "
+    "selection skips it (pin it explicitly via spec.runtime.name instead)"
+)
+_MATCH_NOT_AUTO_SELECT = (
+    "matching format {format} is not autoSelect-enabled (a different supportedModelFormats entry "
+    "on this runtime has autoSelect=true, but not the one that matches this model)"
+)
+_ZERO_SCORE = "auto-select score is 0"
+
+
+def check_model(model: ModelSpec, name: str) -> None:
+    """S2.2: the pre-checks run before any runtime is looked at."""
+    if not model.model_format.name:
+        raise InvalidModelSpecError()
+    if model.distribution == "Sharded":
+        raise ShardedModelError(name)
+
+
+@dataclass(frozen=True)
+class RuntimeVerdict:
+    """One runtime's outcome: a failed check, a reason it is skipped, or a qualifying score."""
+
+    runtime: ServingRuntime
+    score: int = 0
+    exclusion: Exclusion | None = None
+    skip_reason: str | None = None
+    first_match: SupportedModelFormat | None = None
+
+    @property
+    def qualifies(self) -> bool:
+        return self.exclusion is None and self.skip_reason is None
+
+    @property
+    def reason(self) -> str | None:
+        return self.exclusion.reason if self.exclusion else self.skip_reason
+
+
+def _skip_reason(
+    verdict_score: int, runtime: ServingRuntime, match: SupportedModelFormat, model: ModelSpec
+) -> str | None:
+    """S2.10 qualification, worded as explain's reasons 6–8 (S12.6)."""
+    if not any(e.auto_select is True for e in runtime.spec.supported_model_formats):
+        return _NO_AUTO_SELECT
+    if verdict_score > 0:
+        return None
+    if match.auto_select is not True:
+        return _MATCH_NOT_AUTO_SELECT.format(format=model.model_format.name)
+    return _ZERO_SCORE
+
+
+def _verdict(runtime: ServingRuntime, request: Request) -> RuntimeVerdict:
+    exclusion = first_exclusion(runtime, request)
+    if exclusion is not None:
+        return RuntimeVerdict(runtime, exclusion=exclusion)
+    model = request.model
+    match = next(e for e in runtime.spec.supported_model_formats if entry_matches(e, model))
+    score = runtime_score(runtime, model)
+    return RuntimeVerdict(runtime, score, None, _skip_reason(score, runtime, match, model), match)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The outcome of auto-selection: verdicts in explain order, counts, winner or failure."""
+
+    model: ModelSpec
+    namespace: str
+    verdicts: tuple[RuntimeVerdict, ...]
+    namespaced: int
+    cluster: int
+
+    @property
+    def chosen(self) -> RuntimeVerdict | None:
+        first = self.verdicts[0] if self.verdicts else None
+        return first if first is not None and first.qualifies else None
+
+    @property
+    def failure(self) -> NoRuntimeFoundError | None:
+        if self.chosen is not None:
+            return None
+        excluded = tuple(v.exclusion for v in self.verdicts if v.exclusion is not None)
+        return NoRuntimeFoundError(
+            self.model.model_format.name, self.namespace, self.namespaced, self.cluster, excluded
+        )
+
+    def runtime(self) -> ServingRuntime:
+        """The selected runtime, or raise the no-runtime failure."""
+        if self.chosen is None:
+            raise self.failure
+        return self.chosen.runtime
+
+
+def select_runtime(
+    model: ModelSpec,
+    model_name: str,
+    isvc: InferenceService | None,
+    catalog: RuntimeCatalog,
+    namespace: str,
+) -> Selection:
+    """Auto-selection over a snapshot; raises ModelSpecError when a pre-check fails."""
+    check_model(model, model_name)
+    request = Request(model, isvc)
+    verdicts = [_verdict(runtime, request) for runtime in catalog]
+    qualifying = sorted(
+        (v for v in verdicts if v.qualifies), key=lambda v: rank_key(v.runtime, v.score, model)
+    )
+    rest = [v for v in verdicts if not v.qualifies]  # catalog order: SRs, then CSRs, by name
+    return Selection(
+        model, namespace, tuple(qualifying + rest), len(catalog.namespaced), len(catalog.cluster)
+    )
+
+
+@dataclass(frozen=True)
+class Advisory:
+    """A named runtime that does not declare support for the model (S2.13.4)."""
+
+    runtime: str
+    model: str
+    inner: str
+
+    def warning(self) -> str:
+        return (
+            f'runtime "{self.runtime}" does not declare support for model "{self.model}" '
+            f"({self.inner}); proceeding because the runtime was named explicitly"
+        )
+
+    def event(self) -> str:
+        return (
+            f"Runtime {self.runtime} does not declare support for model {self.model} "
+            f"({self.inner}); proceeding because the runtime was named explicitly"
+        )
+
+
+@dataclass(frozen=True)
+class NamedRuntime:
+    runtime: ServingRuntime
+    advisory: Advisory | None = None
+
+
+def find_named_runtime(isvc: InferenceService, catalog: RuntimeCatalog) -> ServingRuntime:
+    """S2.13.1 lookup; RuntimeNotFoundError with the S2.13.2 text when it is missing."""
+    ref = isvc.spec.runtime
+    runtime = catalog.find(ref.name, ref.kind)
+    if runtime is None:
+        raise RuntimeNotFoundError(ref.name, isvc.namespace, ref.kind)
+    return runtime
+
+
+def _advisory(runtime: ServingRuntime, isvc: InferenceService, model: ModelSpec) -> Advisory | None:
+    checks = ("accelerator_class", "deployment_mode", "model_format", "model_size")
+    exclusion = first_exclusion(runtime, Request(model, isvc), checks=checks)
+    if exclusion is None:
+        return None
+    shown = model.model_format.name if exclusion.check in ("model_format", "model_size") else ""
+    inner = f"runtime {runtime.name} does not support model {shown}: {exclusion.reason}"
+    return Advisory(runtime.name, isvc.spec.model.name, inner)
+
+
+def resolve_named_runtime(
+    isvc: InferenceService, catalog: RuntimeCatalog, model: ModelSpec | None
+) -> NamedRuntime:
+    """S2.13: find the named runtime, refuse a disabled one, and check it against the model."""
+    runtime = find_named_runtime(isvc, catalog)
+    if runtime.disabled:
+        raise RuntimeDisabledError(runtime.name, runtime.is_cluster)
+    if model is None or isvc.spec.model is None:
+        return NamedRuntime(runtime)
+    check_model(model, isvc.spec.model.name)
+    return NamedRuntime(runtime, _advisory(runtime, isvc, model))

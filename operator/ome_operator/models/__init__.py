@@ -1,0 +1,52 @@
+"""Pydantic models of the ome.io resources (SPEC S1). Pure data: no I/O."""
+
+from .accelerator_class import AcceleratorClass
+from .base import CRDModel, InvalidResourceError, JsonDict, ObjectMeta, parse
+from .base_model import ModelFormatRef, ModelResource, ModelSpec, ModelStorage
+from .components import AcceleratorSelector, ComponentSpec, LeaderSpec, WorkerSpec
+from .inference_service import (
+    COMPONENTS,
+    InferenceService,
+    InferenceServiceSpec,
+    ModelRef,
+    RuntimeRef,
+)
+from .resources import MODEL_BY_KIND, from_manifest
+from .serving_runtime import (
+    AcceleratorRequirements,
+    ModelFormat,
+    ModelSizeRange,
+    ServingRuntime,
+    ServingRuntimeSpec,
+    SupportedModelFormat,
+)
+
+__all__ = [
+    "COMPONENTS",
+    "MODEL_BY_KIND",
+    "AcceleratorClass",
+    "AcceleratorRequirements",
+    "AcceleratorSelector",
+    "CRDModel",
+    "ComponentSpec",
+    "InferenceService",
+    "InferenceServiceSpec",
+    "InvalidResourceError",
+    "JsonDict",
+    "LeaderSpec",
+    "ModelFormat",
+    "ModelFormatRef",
+    "ModelRef",
+    "ModelResource",
+    "ModelSizeRange",
+    "ModelSpec",
+    "ModelStorage",
+    "ObjectMeta",
+    "RuntimeRef",
+    "ServingRuntime",
+    "ServingRuntimeSpec",
+    "SupportedModelFormat",
+    "WorkerSpec",
+    "from_manifest",
+    "parse",
+]

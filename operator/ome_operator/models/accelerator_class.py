@@ -1,0 +1,16 @@
+"""AcceleratorClass: only its existence, by name, is read (SPEC S7.4)."""
+
+from __future__ import annotations
+
+from pydantic import StrictStr
+
+from .base import CRDModel, JsonDict, ObjectMeta
+
+__all__ = ["AcceleratorClass"]
+
+
+class AcceleratorClass(CRDModel):
+    api_version: StrictStr = "ome.io/v1beta1"
+    kind: StrictStr = "AcceleratorClass"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: JsonDict = {}

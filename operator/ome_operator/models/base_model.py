@@ -1,0 +1,50 @@
+"""BaseModel and ClusterBaseModel (SPEC S1.6): one model, two scopes, ``kind`` tells which."""
+
+from __future__ import annotations
+
+from pydantic import StrictBool, StrictStr
+
+from .base import CRDModel, JsonDict, ObjectMeta
+
+__all__ = ["ModelFormatRef", "ModelResource", "ModelSpec", "ModelStorage"]
+
+
+class ModelFormatRef(CRDModel):
+    """A model's own format or framework: a name and an optional version."""
+
+    name: StrictStr = ""
+    version: StrictStr | None = None
+
+
+class ModelStorage(CRDModel):
+    path: StrictStr | None = None
+    storage_uri: StrictStr | None = None
+
+
+class ModelSpec(CRDModel):
+    model_format: ModelFormatRef = ModelFormatRef()
+    model_framework: ModelFormatRef | None = None
+    model_architecture: StrictStr | None = None
+    quantization: StrictStr | None = None
+    model_parameter_size: StrictStr | None = None
+    diffusion_pipeline: JsonDict | None = None
+    disabled: StrictBool | None = None
+    distribution: StrictStr = "PerNode"
+    storage: ModelStorage = ModelStorage()
+
+
+class ModelResource(CRDModel):
+    """A BaseModel (namespaced) or ClusterBaseModel."""
+
+    api_version: StrictStr = "ome.io/v1beta1"
+    kind: StrictStr = "ClusterBaseModel"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: ModelSpec = ModelSpec()
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def is_cluster(self) -> bool:
+        return self.kind == "ClusterBaseModel"

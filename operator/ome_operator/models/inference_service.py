@@ -1,0 +1,62 @@
+"""InferenceService (SPEC S1.2): the fields the operator reads; everything else preserved."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import StrictBool, StrictStr
+
+from .base import CRDModel, JsonDict, ObjectMeta
+from .components import AcceleratorSelector, ComponentSpec
+
+__all__ = ["COMPONENTS", "InferenceService", "InferenceServiceSpec", "ModelRef", "RuntimeRef"]
+
+#: Components in reconcile order (S6); also the order of every per-component listing.
+COMPONENTS = ("engine", "decoder", "router")
+
+
+class ModelRef(CRDModel):
+    name: StrictStr
+    kind: StrictStr = "ClusterBaseModel"
+    api_group: StrictStr = "ome.io"
+
+
+class RuntimeRef(CRDModel):
+    name: StrictStr
+    kind: StrictStr = "ClusterServingRuntime"
+    api_group: StrictStr = "ome.io"
+    auto_sync: StrictBool = True
+    revision: StrictStr | None = None
+
+
+class InferenceServiceSpec(CRDModel):
+    deployment_mode: Literal["OMENative", "RawDeployment"] | None = None
+    model: ModelRef | None = None
+    runtime: RuntimeRef | None = None
+    engine: ComponentSpec | None = None
+    decoder: ComponentSpec | None = None
+    router: ComponentSpec | None = None
+    accelerator_selector: AcceleratorSelector | None = None
+
+    def component(self, name: str) -> ComponentSpec | None:
+        return getattr(self, name)
+
+
+class InferenceService(CRDModel):
+    api_version: StrictStr = "ome.io/v1beta1"
+    kind: StrictStr = "InferenceService"
+    metadata: ObjectMeta = ObjectMeta()
+    spec: InferenceServiceSpec = InferenceServiceSpec()
+    status: JsonDict = {}
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace or "default"
+
+    def declared_components(self) -> tuple[str, ...]:
+        """The components the spec declares, in reconcile order (S3.7)."""
+        return tuple(c for c in COMPONENTS if self.spec.component(c) is not None)

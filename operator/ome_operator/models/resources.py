@@ -1,0 +1,54 @@
+"""Turning a manifest dict into the model of its kind."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .accelerator_class import AcceleratorClass
+from .base import CRDModel, InvalidResourceError, parse
+from .base_model import ModelResource
+from .inference_service import InferenceService
+from .serving_runtime import ServingRuntime
+
+__all__ = ["MODEL_BY_KIND", "from_manifest"]
+
+#: The ome.io kinds this operator reads, and the model each one parses into.
+MODEL_BY_KIND: dict[str, type[CRDModel]] = {
+    "InferenceService": InferenceService,
+    "ServingRuntime": ServingRuntime,
+    "ClusterServingRuntime": ServingRuntime,
+    "BaseModel": ModelResource,
+    "ClusterBaseModel": ModelResource,
+    "AcceleratorClass": AcceleratorClass,
+}
+
+
+def _display_name(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict):
+        return '""'
+    name = meta.get("name", "")
+    namespace = meta.get("namespace")
+    shown = f"{namespace}/{name}" if isinstance(namespace, str) and namespace else f"{name}"
+    return f'"{shown}"'
+
+
+def from_manifest(obj: Any) -> CRDModel:
+    """Parse an ome.io object; InvalidResourceError names the kind, object, field and value."""
+    if not isinstance(obj, dict):
+        found = json.dumps(obj, default=str)
+        raise InvalidResourceError(
+            "object", '""', (("(root)", f"must be an object (got {found})"),)
+        )
+    kind = obj.get("kind")
+    model = MODEL_BY_KIND.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        shown = kind if isinstance(kind, str) and kind else "object"
+        problem = (
+            "is required but not set"
+            if kind is None
+            else f"must be an ome.io kind: {', '.join(MODEL_BY_KIND)} (got {json.dumps(kind)})"
+        )
+        raise InvalidResourceError(shown, _display_name(obj), (("kind", problem),))
+    return parse(model, obj, kind=kind, name=_display_name(obj))
