@@ -150,7 +150,9 @@ def _reader(args: argparse.Namespace, stdin: TextIO) -> tuple[ObjectReader, str]
     """Manifests with ``-f`` (no cluster contacted, namespace ``-n`` else ``default``),
     else the cluster the kubeconfig flags point at."""
     if args.filenames:
-        return ManifestReader(load_manifests(args.filenames, stdin)), args.namespace or "default"
+        namespace = args.namespace or "default"
+        objects = load_manifests(args.filenames, stdin)
+        return ManifestReader(objects, default_namespace=namespace), namespace
     from ..cluster.reading import ClusterReader  # imports the kubernetes client only when needed
 
     return ClusterReader.from_flags(_flags(args))
