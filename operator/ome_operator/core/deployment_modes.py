@@ -77,11 +77,15 @@ def runtime_mode(runtime: ServingRuntime, component: str) -> DeploymentMode | No
 
 
 def requested_mode(isvc: InferenceService, component: str) -> DeploymentMode | None:
-    """The mode an InferenceService asks for a component: its annotation, else spec (S2.6)."""
+    """The mode an InferenceService asks for a component: its annotation, else spec (S2.6).
+
+    The engine asks ``spec.deploymentMode`` even when ``spec.engine`` is absent; any other
+    component asks only when declared.
+    """
     spec = isvc.spec.component(component)
-    if spec is None:
+    if spec is None and component != "engine":
         return None
-    own = declared_mode(spec.annotations)
+    own = declared_mode(spec.annotations) if spec is not None else None
     if own is not None:
         return own
     return DeploymentMode(isvc.spec.deployment_mode) if isvc.spec.deployment_mode else None

@@ -119,7 +119,9 @@ def _int_or_string(value: Any) -> int | str:
     raise PydanticCustomError("int_or_string_type", "Input should be an integer or a string")
 
 
-IntOrString = Annotated[StrictInt | StrictStr, PlainValidator(_int_or_string)]
+IntOrString = Annotated[
+    StrictInt | StrictStr, PlainValidator(_int_or_string, json_schema_input_type=int | str)
+]
 
 
 M = TypeVar("M", bound="CRDModel")

@@ -43,7 +43,7 @@ _ACCELERATOR_ANNOTATION = "ome.io/accelerator-class"
 
 
 def model_label(model: ModelSpec) -> str:
-    """S2.7.2: ``mt:`` and the model's set values, ``:``-joined."""
+    """S2.7.2: ``mt:`` and the model's set values, ``:``-joined (``""`` is set, S2.8.1)."""
     framework = model.model_framework
     parts = (
         model.model_format.name,
@@ -53,7 +53,7 @@ def model_label(model: ModelSpec) -> str:
         framework.name if framework else None,
         framework.version if framework else None,
     )
-    return "mt:" + ":".join(p for p in parts if p)
+    return "mt:" + ":".join(p for p in parts if p is not None)
 
 
 def _version_difference(what: str, model: str | None, entry: ModelFormat) -> str | None:

@@ -1,0 +1,600 @@
+"""The report of ``kubectl ome runtime effective`` (S13), built from evidence by pure functions.
+
+``Evidence`` is what collection read (``effective.collect_evidence``): the InferenceService,
+the runtime snapshot, the model and the pinned ControllerRevisions, each found, missing or
+unreadable. ``build_report`` turns it into a ``RuntimeEffectiveReport``; nothing here reads or
+prints. Every view that lacks what it needs is ``Unavailable`` with a reason, never an error.
+
+Hashes (OPEN-40): sha256 of the runtime ``spec`` as canonical JSON (sorted keys, no
+whitespace) after the CRD defaults of S1.5 are applied to every ``supportedModelFormats``
+entry, so a manifest and the same object read back from an API server hash alike.
+
+ControllerRevision payloads: this operator writes no revisions (S0.2), so there is no writer
+contract to verify. A revision found by name whose ``data.spec`` is a mapping that parses as a
+runtime spec is that spec (``Resolved``; ``disabled: true`` gives ``RevisionDisabled``); any
+other payload, or a spec that cannot be merged into the declared components, is
+``RevisionInvalid`` (Active REASON ``MalformedPayload``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from ..core.deployment_modes import (
+    DeploymentMode,
+    InvalidComponentModeError,
+    ModeSource,
+    ResolvedMode,
+    check_component_mode,
+    resolve_component_mode,
+)
+from ..core.merging import merge_component
+from ..core.selection import ModelSpecError, RuntimeCatalog, resolve_named_runtime, select_runtime
+from ..models import (
+    InferenceService,
+    InvalidResourceError,
+    ModelResource,
+    RuntimeRef,
+    ServingRuntime,
+    ServingRuntimeSpec,
+    parse,
+)
+
+__all__ = [
+    "Evidence",
+    "Lookup",
+    "RuntimeEffectiveReport",
+    "RuntimeId",
+    "View",
+    "build_report",
+    "drift_of",
+    "inheritance_of",
+    "live_relation",
+    "pin_mode",
+    "revision_names",
+    "runtime_spec_hash",
+    "status_state",
+    "sync_state",
+]
+
+#: The annotation a runtime names its parent with; walked for display only (S12.8).
+INHERIT_ANNOTATION = "ome.io/inherit-from"
+#: An inheritance chain holds at most this many runtimes, the runtime itself included.
+MAX_CHAIN = 5
+#: The runtime sync request the SYNC row compares with ``status.lastRuntimeSyncToken``.
+SYNC_ANNOTATION = "ome.io/runtime-sync"
+_DRIFT_CONDITION = "RuntimeDrifted"
+_DRIFT_CAUSES = frozenset(
+    {"RevisionMismatch", "RevisionMissing", "SourceRuntimeMissing", "RuntimeMismatch"}
+)
+_RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+_SHORT_HASH = 8
+
+
+#: S13.4 vocabulary. Each value is printed as is; the Literal types document the closed sets.
+ViewState = Literal["Available", "Unavailable"]
+#: Why a view, or the inheritance chain (Cycle, MaxDepthExceeded), is unavailable.
+Reason = Literal[
+    "NotConfigured",
+    "NotFound",
+    "Disabled",
+    "MalformedPayload",
+    "Forbidden",
+    "UnsupportedAPI",
+    "Unreadable",
+    "Cycle",
+    "MaxDepthExceeded",
+]
+SelectionMode = Literal["Explicit", "Selected", "None"]
+PinMode = Literal["AutoSync", "ManagedPin", "ExplicitPin", "InvalidPin"]
+PinState = Literal[
+    "NotApplicable",
+    "AwaitingPin",
+    "Resolved",
+    "DesiredReportedMismatch",
+    "RevisionMissing",
+    "RevisionInvalid",
+    "RevisionDisabled",
+    "Unavailable",
+    "InvalidIntent",
+]
+SyncState = Literal["Absent", "StatusOnly", "Acknowledged", "Pending"]
+StatusState = Literal["Unobserved", "Current", "Stale", "Invalid"]
+DriftState = Literal["NotReported", "ReportedTrue", "ReportedFalse", "ReportedUnknown", "Malformed"]
+Relation = Literal["Equal", "Different", "Ambiguous", "Unknown"]
+_DRIFT_STATES: dict[str, DriftState] = {
+    "True": "ReportedTrue",
+    "False": "ReportedFalse",
+    "Unknown": "ReportedUnknown",
+}
+
+
+@dataclass(frozen=True)
+class RuntimeId:
+    """A runtime by kind, namespace (ServingRuntime only) and name."""
+
+    kind: str
+    name: str
+    namespace: str | None = None
+
+    @classmethod
+    def of(cls, runtime: ServingRuntime) -> RuntimeId:
+        if runtime.is_cluster:
+            return cls("ClusterServingRuntime", runtime.name)
+        return cls("ServingRuntime", runtime.name, runtime.metadata.namespace or "default")
+
+    @property
+    def short(self) -> str:
+        """``CSR/<name>`` or ``SR/<namespace>/<name>`` (the table, S13.4)."""
+        if self.kind == "ClusterServingRuntime":
+            return f"CSR/{self.name}"
+        return f"SR/{self.namespace}/{self.name}"
+
+    @property
+    def full(self) -> str:
+        """``ClusterServingRuntime/<name>`` or ``ServingRuntime/<namespace>/<name>`` (S13.6)."""
+        if self.kind == "ClusterServingRuntime":
+            return f"{self.kind}/{self.name}"
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class ComponentMode:
+    component: str
+    mode: DeploymentMode
+    source: ModeSource
+
+
+@dataclass(frozen=True)
+class View:
+    """The Live or the Active view. Only an Available view has a hash and components."""
+
+    state: ViewState
+    reason: Reason | None = None
+    runtime: RuntimeId | None = None
+    revision: str | None = None
+    full_hash: str | None = None
+    components: tuple[ComponentMode, ...] = ()
+
+    @property
+    def hash(self) -> str | None:
+        return self.full_hash[:_SHORT_HASH] if self.full_hash else None
+
+    @property
+    def available(self) -> bool:
+        return self.state == "Available"
+
+
+@dataclass(frozen=True)
+class Target:
+    namespace: str
+    name: str
+    uid: str | None
+    generation: int | None
+    observed_generation: int | None
+
+
+@dataclass(frozen=True)
+class SelectionInfo:
+    mode: SelectionMode
+    runtime: RuntimeId | None = None
+    #: Runtimes in the snapshot (the namespace's SRs plus all CSRs); None when not read.
+    candidates: int | None = None
+
+
+@dataclass(frozen=True)
+class Inheritance:
+    observed: bool
+    reason: Reason | None = None
+    #: Root first, ending with the runtime itself; empty when unavailable.
+    chain: tuple[RuntimeId, ...] = ()
+
+    @property
+    def state(self) -> str:
+        return "Observed" if self.observed else "Unavailable"
+
+
+@dataclass(frozen=True)
+class ServiceInfo:
+    pin_mode: PinMode
+    pin_state: PinState
+    sync: SyncState
+    status: StatusState
+    drift: DriftState
+    drift_cause: str | None
+    live_relation: Relation
+    issues: tuple[str, ...]
+
+    @property
+    def drift_text(self) -> str:
+        return f"{self.drift}/{self.drift_cause}" if self.drift_cause else str(self.drift)
+
+
+@dataclass(frozen=True)
+class RuntimeEffectiveReport:
+    target: Target
+    selection: SelectionInfo
+    inheritance: Inheritance
+    live: View
+    active: View
+    service: ServiceInfo
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Lookup(Generic[T]):
+    """One read: found (``value``), missing (neither field), or failed (``error``)."""
+
+    value: T | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    isvc: InferenceService
+    #: The namespace's SRs plus every CSR; not read when the ISVC names no runtime and no model.
+    runtimes: Lookup[RuntimeCatalog] = Lookup()
+    model: Lookup[ModelResource] = Lookup()
+    #: ControllerRevision objects (as read) by name, for the names of ``revision_names``.
+    revisions: Mapping[str, Lookup[Mapping[str, Any]]] = field(default_factory=dict)
+
+
+def runtime_spec_hash(spec: Mapping[str, Any]) -> str:
+    """The full sha256 hex digest of a runtime spec (OPEN-40), CRD defaults applied."""
+    canonical = json.dumps(
+        _with_crd_defaults(spec), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _with_crd_defaults(spec: Mapping[str, Any]) -> dict[str, Any]:
+    defaulted = dict(spec)
+    entries = spec.get("supportedModelFormats")
+    if isinstance(entries, list):
+        defaulted["supportedModelFormats"] = [_default_entry(e) for e in entries]
+    return defaulted
+
+
+def _default_entry(entry: Any) -> Any:
+    if not isinstance(entry, Mapping):
+        return entry
+    defaulted = dict(entry)
+    for key in ("modelFormat", "modelFramework"):
+        if isinstance(entry.get(key), Mapping):
+            defaulted[key] = {"operator": "Equal", "weight": 1, **entry[key]}
+    return defaulted
+
+
+def pin_mode(ref: RuntimeRef | None) -> PinMode:
+    """S13.4 PIN mode from ``spec.runtime``."""
+    if ref is None or not ref.name or ref.auto_sync:
+        return "AutoSync"
+    if ref.kind not in _RUNTIME_KINDS:
+        return "InvalidPin"
+    return "ExplicitPin" if ref.revision else "ManagedPin"
+
+
+def sync_state(annotation: str | None, token: str | None) -> SyncState:
+    """S13.4 SYNC: the ``ome.io/runtime-sync`` annotation against the status token."""
+    if not annotation:
+        return "StatusOnly" if token else "Absent"
+    return "Acknowledged" if annotation == token else "Pending"
+
+
+def status_state(generation: int | None, observed: int | None) -> StatusState:
+    """S13.4 STATUS; 0 is unset, as the API omits it."""
+    if not observed:
+        return "Unobserved"
+    if observed == (generation or 0):
+        return "Current"
+    return "Stale" if observed < (generation or 0) else "Invalid"
+
+
+def drift_of(conditions: Sequence[Mapping[str, Any]]) -> tuple[DriftState, str | None]:
+    """S13.4 DRIFT state and cause from the ``RuntimeDrifted`` condition(s)."""
+    found = [c for c in conditions if c.get("type") == _DRIFT_CONDITION]
+    if not found:
+        return "NotReported", None
+    if len(found) > 1:
+        return "Malformed", None
+    condition = found[0]
+    reason = condition.get("reason")
+    cause = reason if reason in _DRIFT_CAUSES else "Other"
+    status = condition.get("status")
+    return _DRIFT_STATES.get(status if isinstance(status, str) else "", "Malformed"), cause
+
+
+def live_relation(live_hash: str | None, active_hash: str | None) -> Relation:
+    """S13.4 LIVE-RELATION between two full hashes."""
+    if not live_hash or not active_hash:
+        return "Unknown"
+    if live_hash == active_hash:
+        return "Equal"
+    if live_hash[:_SHORT_HASH] == active_hash[:_SHORT_HASH]:
+        return "Ambiguous"
+    return "Different"
+
+
+def inheritance_of(runtime: ServingRuntime, catalog: RuntimeCatalog) -> Inheritance:
+    """S12.8: walk ``ome.io/inherit-from`` through the snapshot's CSRs, root first."""
+    chain = [runtime]
+    while (parent_name := chain[-1].metadata.annotations.get(INHERIT_ANNOTATION)) is not None:
+        parent = next((r for r in catalog.cluster if r.name == parent_name), None)
+        if parent is None:
+            return Inheritance(False, "NotFound")
+        if any(RuntimeId.of(r) == RuntimeId.of(parent) for r in chain):
+            return Inheritance(False, "Cycle")
+        if len(chain) == MAX_CHAIN:
+            return Inheritance(False, "MaxDepthExceeded")
+        chain.append(parent)
+    return Inheritance(True, None, tuple(RuntimeId.of(r) for r in reversed(chain)))
+
+
+def revision_names(isvc: InferenceService) -> tuple[str, ...]:
+    """The ControllerRevisions a pin needs: requested (ExplicitPin), then reported."""
+    mode = pin_mode(isvc.spec.runtime)
+    if mode not in ("ManagedPin", "ExplicitPin"):
+        return ()
+    requested = isvc.spec.runtime.revision if mode == "ExplicitPin" else None
+    names = (requested, _Status.of(isvc).pinned)
+    return tuple(dict.fromkeys(n for n in names if n))
+
+
+@dataclass(frozen=True)
+class _Status:
+    """The status fields S13 reads, type-checked: a malformed one is InvalidResourceError."""
+
+    observed: int | None
+    pinned: str | None
+    token: str | None
+    conditions: tuple[Mapping[str, Any], ...]
+
+    @classmethod
+    def of(cls, isvc: InferenceService) -> _Status:
+        status, problems = isvc.status, []
+
+        def typed(key: str, kind: type, expected: str) -> Any:
+            value = status.get(key)
+            if value is None or (isinstance(value, kind) and not isinstance(value, bool)):
+                return value
+            problems.append((f"status.{key}", f"must be {expected} (got {json.dumps(value)})"))
+            return None
+
+        observed = typed("observedGeneration", int, "an integer")
+        pinned = typed("pinnedRevisionName", str, "a string")
+        token = typed("lastRuntimeSyncToken", str, "a string")
+        conditions = typed("conditions", list, "a list") or []
+        for index, condition in enumerate(conditions):
+            if not isinstance(condition, Mapping):
+                got = json.dumps(condition)
+                problems.append((f"status.conditions[{index}]", f"must be an object (got {got})"))
+        if problems:
+            name = f'"{isvc.namespace}/{isvc.name}"'
+            raise InvalidResourceError("InferenceService", name, tuple(problems))
+        return cls(observed, pinned or None, token, tuple(conditions))
+
+
+def _named_ref(isvc: InferenceService) -> RuntimeRef | None:
+    ref = isvc.spec.runtime
+    return ref if ref is not None and ref.name else None
+
+
+def _declared_id(isvc: InferenceService, ref: RuntimeRef) -> RuntimeId | None:
+    if ref.kind == "ClusterServingRuntime":
+        return RuntimeId(ref.kind, ref.name)
+    if ref.kind == "ServingRuntime":
+        return RuntimeId(ref.kind, ref.name, isvc.namespace)
+    return None
+
+
+def _components(isvc: InferenceService, spec: ServingRuntimeSpec) -> tuple[ComponentMode, ...]:
+    """S3.3 per declared component, after merging the view's runtime config (S4)."""
+    modes = []
+    for component in isvc.declared_components():
+        merged = merge_component(
+            spec.config(component), isvc.spec.component(component), where=component
+        )
+        resolved = resolve_component_mode(isvc, component, merged)
+        modes.append(ComponentMode(component, resolved.mode, resolved.source))
+    return tuple(modes)
+
+
+def _available(
+    isvc: InferenceService,
+    spec: ServingRuntimeSpec,
+    runtime: RuntimeId | None,
+    revision: str | None = None,
+) -> View:
+    return View(
+        "Available",
+        runtime=runtime,
+        revision=revision,
+        full_hash=runtime_spec_hash(spec.raw()),
+        components=_components(isvc, spec),
+    )
+
+
+@dataclass(frozen=True)
+class _Live:
+    view: View
+    selection: SelectionInfo
+    runtime: ServingRuntime | None = None  # behind an Available view
+    incompatible: bool = False
+
+
+def _live(evidence: Evidence) -> _Live:
+    """S13.2 Live view: the named runtime, else the one S2 selects for the model."""
+    isvc, runtimes, catalog = evidence.isvc, evidence.runtimes, evidence.runtimes.value
+    candidates = len(catalog) if catalog is not None else None
+    ref = _named_ref(isvc)
+    if ref is None and isvc.spec.model is None:
+        return _Live(View("Unavailable", "NotConfigured"), SelectionInfo("None"))
+    if ref is not None:
+        declared = _declared_id(isvc, ref)
+        selection = SelectionInfo("Explicit", declared, candidates)
+        if runtimes.error is not None or catalog is None:
+            return _Live(View("Unavailable", "Unreadable", declared), selection)
+        runtime = catalog.find(ref.name, ref.kind)
+        if runtime is None:
+            return _Live(View("Unavailable", "NotFound", declared), selection)
+        found = RuntimeId.of(runtime)
+        selection = SelectionInfo("Explicit", found, candidates)
+        if runtime.disabled:
+            return _Live(View("Unavailable", "Disabled", found), selection)
+        incompatible = pin_mode(ref) == "AutoSync" and _incompatible(evidence, catalog)
+        return _Live(_available(isvc, runtime.spec, found), selection, runtime, incompatible)
+    selection = SelectionInfo("Selected", None, candidates)
+    if runtimes.error is not None or catalog is None or evidence.model.error is not None:
+        return _Live(View("Unavailable", "Unreadable"), selection)
+    model = evidence.model.value
+    chosen = None
+    if model is not None:
+        try:
+            chosen = select_runtime(model.spec, model.name, isvc, catalog, isvc.namespace).chosen
+        except ModelSpecError:
+            chosen = None
+    if chosen is None:  # OPEN-39: no runtime qualifies (or the model is missing)
+        return _Live(View("Unavailable", "NotFound"), selection)
+    found = RuntimeId.of(chosen.runtime)
+    selection = SelectionInfo("Selected", found, candidates)
+    return _Live(_available(isvc, chosen.runtime.spec, found), selection, chosen.runtime)
+
+
+def _incompatible(evidence: Evidence, catalog: RuntimeCatalog) -> bool:
+    """S2.13.4: the named runtime fails the model's pre-checks or checks 2-5."""
+    model = evidence.model.value
+    if model is None:
+        return False
+    try:
+        return resolve_named_runtime(evidence.isvc, catalog, model.spec).advisory is not None
+    except ModelSpecError:
+        return True
+
+
+def _revision_spec(obj: Mapping[str, Any], name: str) -> ServingRuntimeSpec | None:
+    data = obj.get("data")
+    spec = data.get("spec") if isinstance(data, Mapping) else None
+    if not isinstance(spec, Mapping):
+        return None
+    try:
+        return parse(ServingRuntimeSpec, spec, kind="ControllerRevision", name=name)
+    except InvalidResourceError:
+        return None
+
+
+def _pinned(evidence: Evidence, name: str, runtime: RuntimeId | None) -> tuple[PinState, View]:
+    """The Active view a pin to revision ``name`` gives."""
+    lookup = evidence.revisions.get(name, Lookup(error="not read"))
+
+    def unavailable(state: PinState, reason: Reason) -> tuple[PinState, View]:
+        return state, View("Unavailable", reason, runtime, name)
+
+    if lookup.error is not None:
+        return unavailable("Unavailable", "Unreadable")
+    if lookup.value is None:
+        return unavailable("RevisionMissing", "NotFound")
+    spec = _revision_spec(lookup.value, name)
+    if spec is None:
+        return unavailable("RevisionInvalid", "MalformedPayload")
+    if spec.disabled is True:
+        return unavailable("RevisionDisabled", "Disabled")
+    try:
+        return "Resolved", _available(evidence.isvc, spec, runtime, name)
+    except InvalidResourceError:  # the revision's configs do not merge into the components
+        return unavailable("RevisionInvalid", "MalformedPayload")
+
+
+def _active(
+    evidence: Evidence, mode: PinMode, live: View, status: _Status
+) -> tuple[PinState, View]:
+    """S13.2 Active view and the S13.4 pin state."""
+    if mode == "AutoSync":
+        return ("NotApplicable" if live.available else "Unavailable"), live
+    if mode == "InvalidPin":
+        return "InvalidIntent", View("Unavailable", "MalformedPayload", live.runtime)
+    if mode == "ManagedPin":
+        if status.pinned is None:
+            return ("AwaitingPin" if live.available else "Unavailable"), live
+        return _pinned(evidence, status.pinned, live.runtime)
+    requested = evidence.isvc.spec.runtime.revision
+    state, view = _pinned(evidence, requested, live.runtime)
+    if state == "Resolved" and status.pinned not in (None, requested):
+        state = "DesiredReportedMismatch"
+    return state, view
+
+
+def _invalid_components(view: View) -> list[str]:
+    """S16.5: components of the view the controller cannot run in their resolved mode."""
+    invalid = []
+    for component in view.components:
+        try:
+            check_component_mode(
+                component.component, ResolvedMode(component.mode, component.source)
+            )
+        except InvalidComponentModeError:
+            invalid.append(f"InvalidComponentMode({component.component})")
+    return invalid
+
+
+def build_report(evidence: Evidence) -> RuntimeEffectiveReport:
+    """Everything ``effective`` prints, in every output format (S13)."""
+    isvc = evidence.isvc
+    status = _Status.of(isvc)
+    mode = pin_mode(isvc.spec.runtime)
+    live = _live(evidence)
+    if live.runtime is not None and evidence.runtimes.value is not None:
+        inheritance = inheritance_of(live.runtime, evidence.runtimes.value)
+    else:
+        inheritance = Inheritance(False, live.view.reason)
+    pin_state, active = _active(evidence, mode, live.view, status)
+    generation = isvc.metadata.generation
+    drift, cause = drift_of(status.conditions)
+    freshness = status_state(generation, status.observed)
+
+    ref = _named_ref(isvc)
+    issues = []
+    if ref is not None and ref.kind not in _RUNTIME_KINDS:
+        issues.append("InvalidDeclaredKind")
+    if live.incompatible:
+        issues.append("DeclaredCompatibilityMismatch")
+    if not inheritance.observed:
+        issues.append("InheritanceUnavailable")
+    if not live.view.available:
+        issues.append("LiveRuntimeUnavailable")
+    if freshness != "Current":
+        issues.append(f"Status{freshness}")
+    if drift == "Malformed":
+        issues.append("ReportedDriftConflict")
+    if pin_state == "AwaitingPin":
+        issues.append("ActiveRevisionUnreported")
+    if mode != "AutoSync" and not active.available:
+        issues.append("ActiveRevisionUnavailable")
+    for name in revision_names(isvc):
+        lookup = evidence.revisions.get(name)
+        if lookup is not None and lookup.value is None and lookup.error is None:
+            issues.append(f"RevisionNotFound({name})")
+    issues.extend(_invalid_components(live.view))
+
+    return RuntimeEffectiveReport(
+        target=Target(isvc.namespace, isvc.name, isvc.metadata.uid, generation, status.observed),
+        selection=live.selection,
+        inheritance=inheritance,
+        live=live.view,
+        active=active,
+        service=ServiceInfo(
+            pin_mode=mode,
+            pin_state=pin_state,
+            sync=sync_state(isvc.metadata.annotations.get(SYNC_ANNOTATION), status.token),
+            status=freshness,
+            drift=drift,
+            drift_cause=cause,
+            live_relation=live_relation(live.view.full_hash, active.full_hash),
+            issues=tuple(issues),
+        ),
+    )

@@ -1,0 +1,132 @@
+"""A small typed-free REST client over the official ``kubernetes`` ApiClient, for the operator.
+
+Objects stay plain dicts end to end (no model deserialisation). Every failure is an ``ApiError``
+carrying the HTTP status and the API server's message; transport failures have status 0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s_client
+
+__all__ = ["KINDS", "ApiError", "KindInfo", "KubeApi", "kind_info", "object_path"]
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    api_version: str
+    kind: str
+    plural: str
+    namespaced: bool = True
+
+    def collection(self, namespace: str | None) -> str:
+        root = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
+        if self.namespaced:
+            return f"{root}/namespaces/{namespace}/{self.plural}"
+        return f"{root}/{self.plural}"
+
+
+#: The kinds the operator writes or reads by name.
+KINDS: dict[tuple[str, str], KindInfo] = {
+    (info.api_version, info.kind): info
+    for info in (
+        KindInfo("apps/v1", "Deployment", "deployments"),
+        KindInfo("v1", "Service", "services"),
+        KindInfo("v1", "Pod", "pods"),
+        KindInfo("v1", "Event", "events"),
+        KindInfo("v1", "ConfigMap", "configmaps"),
+        KindInfo("policy/v1", "PodDisruptionBudget", "poddisruptionbudgets"),
+        KindInfo("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets"),
+        KindInfo("ome.io/v1beta1", "InferenceReplica", "inferencereplicas"),
+        KindInfo("ome.io/v1beta1", "InferenceService", "inferenceservices"),
+    )
+}
+
+
+def kind_info(obj: Mapping[str, Any]) -> KindInfo:
+    return KINDS[(obj["apiVersion"], obj["kind"])]
+
+
+def object_path(obj: Mapping[str, Any], subresource: str | None = None) -> str:
+    meta = obj["metadata"]
+    path = f"{kind_info(obj).collection(meta.get('namespace'))}/{meta['name']}"
+    return f"{path}/{subresource}" if subresource else path
+
+
+class ApiError(Exception):
+    """A failed API call: ``status`` (0 for transport failures) and the server's message."""
+
+    def __init__(self, status: int, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+    @property
+    def retriable(self) -> bool:
+        return self.status == 0 or self.status == 429 or self.status >= 500
+
+
+class KubeApi:
+    """JSON in, JSON out; one place for timeouts, auth and error classification."""
+
+    def __init__(self, api_client: k8s_client.ApiClient, timeout: tuple[float, float] = (5, 30)):
+        self._client = api_client
+        self._timeout = timeout
+
+    def request(
+        self, method: str, path: str, body: Any = None, *, content_type: str = "application/json"
+    ) -> dict[str, Any]:
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        method, url, headers, payload, post = self._client.param_serialize(
+            method=method,
+            resource_path=path,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        try:
+            response = self._client.call_api(
+                method, url, headers, payload, post, _request_timeout=self._timeout
+            )
+            response.read()
+        except urllib3.exceptions.HTTPError as exc:
+            raise ApiError(0, f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        text = response.data.decode() if response.data else ""
+        data = json.loads(text) if text.strip() else {}
+        if response.status >= 400:
+            message = data.get("message") if isinstance(data, dict) else None
+            reason = data.get("reason", "") if isinstance(data, dict) else ""
+            raise ApiError(
+                response.status, message or f"{method} {path}: HTTP {response.status}", reason
+            )
+        return data
+
+    def get(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        return self.request("GET", object_path(obj))
+
+    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        namespace = obj["metadata"].get("namespace")
+        return self.request("POST", kind_info(obj).collection(namespace), dict(obj))
+
+    def merge_patch(
+        self, obj: Mapping[str, Any], patch: Mapping[str, Any], subresource: str | None = None
+    ) -> dict[str, Any]:
+        return self.request(
+            "PATCH",
+            object_path(obj, subresource),
+            dict(patch),
+            content_type="application/merge-patch+json",
+        )
+
+    def delete(self, obj: Mapping[str, Any]) -> None:
+        try:
+            self.request("DELETE", object_path(obj))
+        except ApiError as exc:
+            if exc.status != 404:
+                raise

@@ -1,0 +1,103 @@
+"""Applying a reconcile plan: create or patch only what differs, delete orphans, write status.
+
+Writes are level-triggered and idempotent: an object whose desired fields already hold is not
+touched, and an unchanged status is not written, so a re-reconcile with nothing new makes no
+write at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .api import ApiError, KubeApi
+
+__all__ = [
+    "apply_object",
+    "is_subset",
+    "merge_patch_between",
+    "owner_reference",
+    "with_owner",
+]
+
+#: Maps the operator owns whole: keys it no longer renders are removed, not left behind.
+_OWNED_MAPS = (("spec", "selector"), ("spec", "selector", "matchLabels"))
+
+
+def is_subset(desired: Any, actual: Any) -> bool:
+    """Whether every field of ``desired`` holds in ``actual`` (lists item by item), so fields
+    the API server defaults or other controllers add do not count as drift."""
+    if isinstance(desired, Mapping):
+        return isinstance(actual, Mapping) and all(
+            key in actual and is_subset(value, actual[key]) for key, value in desired.items()
+        )
+    if isinstance(desired, list):
+        return (
+            isinstance(actual, list)
+            and len(desired) == len(actual)
+            and all(is_subset(d, a) for d, a in zip(desired, actual, strict=True))
+        )
+    return desired == actual
+
+
+def merge_patch_between(old: Any, new: Any) -> Any:
+    """An RFC 7386 merge patch turning ``old`` into ``new`` (removed keys become null)."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return new
+    patch: dict[str, Any] = {key: None for key in old if key not in new}
+    for key, value in new.items():
+        if key not in old:
+            patch[key] = value
+        elif old[key] != value:
+            patch[key] = merge_patch_between(old[key], value)
+    return patch
+
+
+def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
+    meta = owner["metadata"]
+    return {
+        "apiVersion": owner.get("apiVersion", "ome.io/v1beta1"),
+        "kind": owner.get("kind", "InferenceService"),
+        "name": meta["name"],
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def with_owner(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = dict(obj["metadata"])
+    metadata["ownerReferences"] = [owner_reference(owner)]
+    return {**obj, "metadata": metadata}
+
+
+def _patch_for(desired: Mapping[str, Any], existing: Mapping[str, Any]) -> dict[str, Any]:
+    patch = {key: value for key, value in desired.items() if key not in ("apiVersion", "kind")}
+    for path in _OWNED_MAPS:
+        old, new = existing, desired
+        for key in path:
+            old = old.get(key) if isinstance(old, Mapping) else None
+            new = new.get(key) if isinstance(new, Mapping) else None
+        if isinstance(old, Mapping) and isinstance(new, Mapping):
+            target = patch
+            for key in path[:-1]:
+                target[key] = dict(target[key])
+                target = target[key]
+            target[path[-1]] = {**{k: None for k in old if k not in new}, **new}
+    return patch
+
+
+def apply_object(
+    api: KubeApi, desired: Mapping[str, Any], existing: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """Create ``desired``, or patch the existing object where it differs; None when untouched."""
+    if existing is None:
+        try:
+            return api.create(desired)
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+            existing = api.get(desired)
+    if is_subset(desired, existing):
+        return None
+    return api.merge_patch(desired, _patch_for(desired, existing))

@@ -1,0 +1,244 @@
+"""The InferenceService controller: workers that reconcile queued keys and apply the plans.
+
+Handlers (kopf) only feed it: they keep its caches current and queue keys. Each pass reads a
+snapshot, asks the pure core for a plan, then writes through the API in a worker thread: objects
+in plan order, deletions, the status (only when it changed) and events (once per identical
+decision, OPEN-09). Failures come back with exponential backoff; parked passes wait for a
+watched change (S9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cluster.api import ApiError, KubeApi
+from ..cluster.applying import apply_object, merge_patch_between, with_owner
+from ..core.operator_config import OperatorConfig
+from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
+from ..metrics import Metrics
+from ..models import InferenceService, InvalidResourceError, from_manifest
+from .queue import Backoff, WorkQueue
+from .snapshot import Caches, snapshot_for
+
+__all__ = ["EVENT_SOURCE", "Controller"]
+
+#: ``source.component`` of every InferenceService event (OPEN-34).
+EVENT_SOURCE = "v1beta1Controllers"
+
+logger = logging.getLogger("ome_operator.controller")
+
+Key = tuple[str, str]
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Controller:
+    api_factory: Callable[[], KubeApi]
+    config_source: Callable[[], OperatorConfig]
+    metrics: Metrics
+    caches: Caches = field(default_factory=Caches)
+    backoff: Backoff = field(default_factory=Backoff)
+    lws_installed: bool = True
+    workers: int = 4
+    isvcs: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    _queue: WorkQueue | None = None
+    _api: KubeApi | None = None
+    _posted: dict[Key, set[tuple[Any, ...]]] = field(default_factory=dict)
+    _modes: dict[Key, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    _unresolved: set[Key] = field(default_factory=set)
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    # -- feeding -----------------------------------------------------------------------------
+
+    @property
+    def queue(self) -> WorkQueue:
+        if self._queue is None:
+            self._queue = WorkQueue(self.backoff)
+        return self._queue
+
+    def observe(self, key: Key, body: Mapping[str, Any] | None) -> None:
+        """An InferenceService changed (``None``: it is gone)."""
+        if body is None:
+            self.isvcs.pop(key, None)
+            self._posted.pop(key, None)
+            self._modes.pop(key, None)
+            self._unresolved.discard(key)
+            self.queue.forget(key)
+            self._refresh_gauges()
+            return
+        self.isvcs[key] = dict(body)
+        self.queue.add(key)
+
+    def requeue(self, namespace: str | None = None) -> None:
+        """Re-queue every InferenceService of ``namespace`` (None: of every namespace, S9)."""
+        for key in sorted(self.isvcs):
+            if namespace is None or key[0] == namespace:
+                self.queue.add(key)
+
+    def requeue_owner(self, namespace: str, isvc: str | None) -> None:
+        if isvc and (namespace, isvc) in self.isvcs:
+            self.queue.add((namespace, isvc))
+
+    # -- running -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if not self._tasks:
+            self._tasks = [asyncio.create_task(self._work()) for _ in range(self.workers)]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+
+    async def _work(self) -> None:
+        while True:
+            key = await self.queue.get()
+            failed = True
+            try:
+                failed = await self.process(key)
+            except Exception:  # a bug must not kill the worker; the key is retried
+                logger.exception(
+                    "Unexpected error reconciling InferenceService",
+                    extra={"namespace": key[0], "inferenceService": key[1]},
+                )
+            finally:
+                self.queue.done(key, failed=failed)
+
+    async def process(self, key: Key) -> bool:
+        """Reconcile one InferenceService; True when it must be retried with backoff."""
+        body = self.isvcs.get(key)
+        if body is None:
+            return False
+        started = time.monotonic()
+        try:
+            isvc = from_manifest(body)
+        except InvalidResourceError as exc:
+            logger.error(
+                "Invalid InferenceService",
+                extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
+            )
+            self.metrics.record_reconcile(Outcome.PARKED, time.monotonic() - started)
+            return False
+        snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=_now())
+        plan, outcome = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
+        self._record(key, plan)
+        self.metrics.record_reconcile(outcome, time.monotonic() - started)
+        return outcome is Outcome.ERROR
+
+    def _pass(
+        self, key: Key, body: Mapping[str, Any], isvc: InferenceService, snapshot: Snapshot
+    ) -> tuple[ReconcilePlan, Outcome]:
+        """Decide and write, in a worker thread (the config read and writes block)."""
+        plan = reconcile(isvc, snapshot, self.config_source())
+        try:
+            self._write(key, body, snapshot.existing, plan)
+        except ApiError as exc:
+            logger.error(
+                "Failed to write InferenceService workloads",
+                extra={
+                    "namespace": key[0],
+                    "inferenceService": key[1],
+                    "error": str(exc),
+                    "status": exc.status,
+                },
+            )
+            return plan, Outcome.ERROR
+        return plan, plan.outcome
+
+    # -- writing (worker thread) ---------------------------------------------------------------
+
+    def _client(self) -> KubeApi:
+        if self._api is None:
+            self._api = self.api_factory()
+        return self._api
+
+    def _write(
+        self,
+        key: Key,
+        body: Mapping[str, Any],
+        existing: Mapping[tuple[str, str], Any],
+        plan: ReconcilePlan,
+    ) -> None:
+        api = self._client()
+        for record in plan.logs:
+            level = logging.ERROR if record.level == "error" else logging.INFO
+            logger.log(level, record.message, extra=dict(record.fields))
+        for obj in plan.apply:
+            current = existing.get((obj["kind"], obj["metadata"]["name"]))
+            apply_object(api, with_owner(obj, body), current)
+        for obj in plan.delete:
+            api.delete(obj)
+        if plan.status is not None and plan.status != (body.get("status") or {}):
+            patch = merge_patch_between(body.get("status") or {}, plan.status)
+            api.merge_patch(body, {"status": patch}, subresource="status")
+        for event in plan.events:
+            self._post(api, key, body, event)
+
+    def _post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
+        meta = body["metadata"]
+        identity = (meta.get("generation"), event.reason, event.message)
+        if event.reason != "RuntimeNotFound" and identity in self._posted.get(key, set()):
+            return
+        now = _now()
+        api.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+                "involvedObject": {
+                    "apiVersion": body.get("apiVersion", "ome.io/v1beta1"),
+                    "kind": "InferenceService",
+                    "name": meta["name"],
+                    "namespace": meta["namespace"],
+                    "uid": meta.get("uid"),
+                    "resourceVersion": meta.get("resourceVersion"),
+                },
+                "reason": event.reason,
+                "message": event.message,
+                "type": event.type,
+                "source": {"component": EVENT_SOURCE},
+                "reportingComponent": EVENT_SOURCE,
+                "firstTimestamp": now,
+                "lastTimestamp": now,
+                "count": 1,
+            }
+        )
+        self._posted.setdefault(key, set()).add(identity)
+
+    # -- metrics -------------------------------------------------------------------------------
+
+    def _record(self, key: Key, plan: ReconcilePlan) -> None:
+        decisions = plan.decisions
+        if decisions.selection is not None:
+            self.metrics.record_selection(
+                "controller", *decisions.selection, exclusions=decisions.exclusions
+            )
+        if decisions.named is not None:
+            self.metrics.record_named(decisions.named)
+        for component, reason in decisions.component_errors:
+            self.metrics.record_component_error(component, reason)
+        if decisions.modes:
+            self._modes[key] = decisions.modes
+        if decisions.runtime_unresolved:
+            self._unresolved.add(key)
+        elif plan.outcome is Outcome.SUCCESS:
+            self._unresolved.discard(key)
+        self._refresh_gauges()
+
+    def _refresh_gauges(self) -> None:
+        counts: dict[tuple[str, str], int] = {}
+        for modes in self._modes.values():
+            for pair in modes:
+                counts[pair] = counts.get(pair, 0) + 1
+        self.metrics.set_components_by_mode(counts)
+        self.metrics.set_unresolved(len(self._unresolved))

@@ -1,0 +1,158 @@
+"""InferenceService conditions (S0.3, S8.1, S8.2, S5.2–S5.4.10): built from observed workloads.
+
+Pure: the caller passes the previous conditions and the time, so ``lastTransitionTime`` changes
+only when a condition's status changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "COMPONENT_CONDITION",
+    "component_condition",
+    "condition",
+    "find_condition",
+    "merge_conditions",
+    "omenative_counts",
+    "ready_condition",
+]
+
+#: The condition each component's readiness is reported under.
+COMPONENT_CONDITION = {"engine": "EngineReady", "decoder": "DecoderReady", "router": "RouterReady"}
+
+
+def find_condition(conditions: Iterable[Mapping[str, Any]], kind: str) -> Mapping[str, Any] | None:
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def condition(
+    kind: str,
+    status: str,
+    reason: str = "",
+    message: str = "",
+    *,
+    severity: str = "",
+    previous: Mapping[str, Any] | None = None,
+    now: str,
+) -> dict[str, Any]:
+    """A knative-shaped condition; empty message and severity are left out (S0.3)."""
+    found: dict[str, Any] = {"type": kind, "status": status}
+    if reason:
+        found["reason"] = reason
+    if message:
+        found["message"] = message
+    if severity:
+        found["severity"] = severity
+    same = previous is not None and previous.get("status") == status
+    found["lastTransitionTime"] = previous.get("lastTransitionTime", now) if same else now
+    return found
+
+
+def _mirror(component: str, workload: Mapping[str, Any] | None) -> tuple[str, str, str]:
+    """S5.2/S5.3 (OPEN-16): copy the workload's ``Available`` condition, or ``Initializing``."""
+    found = find_condition(
+        ((workload or {}).get("status") or {}).get("conditions") or [], "Available"
+    )
+    if found is None:
+        return "False", "Initializing", f"{component} component initializing"
+    return found.get("status", "Unknown"), found.get("reason", ""), found.get("message", "")
+
+
+def omenative_counts(replica: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The InferenceReplica's status counts that ``status.components.<c>.lifecycle`` mirrors."""
+    status = (replica or {}).get("status") or {}
+    keys = (
+        "replicas",
+        "readyReplicas",
+        "servingReplicas",
+        "availableReplicas",
+        "updatedReplicas",
+        "updatedReadyReplicas",
+        "currentRevision",
+        "updateRevision",
+    )
+    return {key: status[key] for key in keys if key in status}
+
+
+def _omenative(
+    replica: Mapping[str, Any] | None, desired: int, max_unavailable: Any
+) -> tuple[str, str, str]:
+    """S5.4.10: the ISVC component condition for an OMENative component."""
+    status = (replica or {}).get("status") or {}
+    total = desired
+    ready = status.get("readyReplicas", 0)
+    serving = status.get("servingReplicas", 0)
+    minimum = total - _resolve_unavailable(max_unavailable, total)
+    if total == 0:
+        return "False", "NoReplicas", "Component has no desired Instances"
+    if ready >= total:
+        return "True", "Ready", "All Instances are Ready"
+    if serving >= minimum:
+        return "True", "MinimumAvailable", f"{serving}/{total} Instances serving (min {minimum})"
+    return (
+        "False",
+        "InsufficientAvailable",
+        f"{serving}/{total} Instances serving, need {minimum}",
+    )
+
+
+def _resolve_unavailable(value: Any, total: int) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str) and value.endswith("%"):
+        return int(value[:-1]) * total // 100
+    return int(value)
+
+
+def component_condition(
+    component: str,
+    mode: str,
+    workload: Mapping[str, Any] | None,
+    *,
+    desired: int,
+    max_unavailable: Any = None,
+    previous: Mapping[str, Any] | None,
+    now: str,
+) -> dict[str, Any]:
+    """``<Component>Ready`` for the workload of the component's resolved mode."""
+    if mode == "OMENative":
+        status, reason, message = _omenative(workload, desired, max_unavailable)
+    else:
+        status, reason, message = _mirror(component, workload)
+    return condition(
+        COMPONENT_CONDITION[component], status, reason, message, previous=previous, now=now
+    )
+
+
+def ready_condition(
+    conditions: Iterable[Mapping[str, Any]], *, previous: Mapping[str, Any] | None, now: str
+) -> dict[str, Any]:
+    """S8.1 / OPEN-31: True iff EngineReady and IngressReady are True; else copy the first
+    non-True one's reason and message."""
+    listed = list(conditions)
+    for kind in ("EngineReady", "IngressReady"):
+        found = find_condition(listed, kind)
+        if found is None or found.get("status") != "True":
+            reason = (found or {}).get("reason", "")
+            message = (found or {}).get("message", "")
+            status = (found or {}).get("status", "Unknown")
+            return condition(
+                "Ready",
+                "False" if status == "True" else status,
+                reason,
+                message,
+                previous=previous,
+                now=now,
+            )
+    return condition("Ready", "True", previous=previous, now=now)
+
+
+def merge_conditions(
+    previous: Iterable[Mapping[str, Any]], updates: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Replace conditions by type, keep the others, and sort by type for stable output."""
+    merged = {c["type"]: dict(c) for c in previous if "type" in c}
+    merged.update({c["type"]: dict(c) for c in updates})
+    return [merged[kind] for kind in sorted(merged)]

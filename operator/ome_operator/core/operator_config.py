@@ -1,0 +1,139 @@
+"""The operator configuration (S1.10): ConfigMap ``inferenceservice-config``, parsed and checked.
+
+Each problem is an error with the exact text OME logs; ``OperatorConfig`` holds the defaults the
+reconciler uses. Parsing is pure: the caller reads the ConfigMap.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .merging import ReplicaDefaults
+from .rendering.context import PdbDefaults
+
+__all__ = [
+    "CONFIG_MAP_NAME",
+    "ConfigError",
+    "DeployConfigError",
+    "OperatorConfig",
+    "PdbConfigError",
+    "StartupConfigError",
+    "parse_operator_config",
+]
+
+CONFIG_MAP_NAME = "inferenceservice-config"
+
+#: ConfigMap key of each mode's budget, and the PdbDefaults field it fills.
+_PDB_MODES = {"rawDeployment": "raw_deployment", "omeNative": "ome_native"}
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used."""
+
+
+class StartupConfigError(ConfigError):
+    """The manager cannot start (defaultDeploymentMode other than RawDeployment)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"Failed to initialize deployment configuration: {detail}")
+
+
+class DeployConfigError(ConfigError):
+    """``deploy`` is unusable: every InferenceService reconcile stalls (no event)."""
+
+
+class PdbConfigError(ConfigError):
+    """``podDisruptionBudget`` is unusable: no workload of any InferenceService is written."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"fails to create InferenceServicesConfig: {detail}")
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    replicas: ReplicaDefaults = field(default_factory=ReplicaDefaults)
+    pdb: PdbDefaults = field(default_factory=PdbDefaults)
+    cluster_domain: str = "cluster.local"
+    #: A problem that stalls reconciles until the ConfigMap is fixed (S1.10).
+    problem: ConfigError | None = None
+
+
+def _positive(key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise DeployConfigError("unable to parse deploy config json")
+    if value <= 0:
+        raise DeployConfigError(f"invalid deploy config, replicas.{key} must be > 0, got {value}")
+    return value
+
+
+def _replicas(deploy: Mapping[str, Any]) -> ReplicaDefaults:
+    replicas = deploy.get("replicas") or {}
+    if not isinstance(replicas, dict):
+        raise DeployConfigError("unable to parse deploy config json")
+    defaults = ReplicaDefaults()
+    minimum = defaults.min_replicas
+    if "defaultMinReplicas" in replicas:
+        minimum = _positive("defaultMinReplicas", replicas["defaultMinReplicas"])
+    maximum = dict(defaults.max_replicas)
+    given = replicas.get("defaultMaxReplicas") or {}
+    if not isinstance(given, dict):
+        raise DeployConfigError("unable to parse deploy config json")
+    for component, value in given.items():
+        maximum[component] = _positive(f"defaultMaxReplicas.{component}", value)
+    return ReplicaDefaults(minimum, maximum)
+
+
+def _deploy(text: str | None) -> ReplicaDefaults:
+    if text is None:
+        return ReplicaDefaults()
+    try:
+        deploy = json.loads(text)
+    except ValueError:
+        raise DeployConfigError("unable to parse deploy config json") from None
+    if not isinstance(deploy, dict):
+        raise DeployConfigError("unable to parse deploy config json")
+    mode = deploy.get("defaultDeploymentMode", "RawDeployment")
+    if mode != "RawDeployment":
+        raise StartupConfigError(f'defaultDeploymentMode "{mode}" is not RawDeployment')
+    return _replicas(deploy)
+
+
+def _pdb(text: str | None) -> PdbDefaults:
+    if text is None:
+        return PdbDefaults()
+    try:
+        given = json.loads(text)
+    except ValueError:
+        raise PdbConfigError("unable to parse podDisruptionBudget config json") from None
+    budgets: dict[str, tuple[str, int | str] | None] = {}
+    for key, attribute in _PDB_MODES.items():
+        entry = given.get(key) if isinstance(given, dict) else None
+        if entry is None:
+            budgets[attribute] = None
+            continue
+        fields = [f for f in ("minAvailable", "maxUnavailable") if entry.get(f) is not None]
+        if len(fields) != 1:
+            raise PdbConfigError(
+                f"exactly one of podDisruptionBudget.{key}.minAvailable or "
+                f"podDisruptionBudget.{key}.maxUnavailable must be set"
+            )
+        budgets[attribute] = (fields[0], entry[fields[0]])
+    return PdbDefaults(**budgets)
+
+
+def parse_operator_config(data: Mapping[str, str] | None) -> OperatorConfig:
+    """The configuration from the ConfigMap's ``data``; StartupConfigError is raised, other
+    problems are kept in ``problem`` so reconciles can stall with the exact log text."""
+    data = data or {}
+    domain = data.get("clusterDomain") or "cluster.local"
+    try:
+        replicas = _deploy(data.get("deploy"))
+        pdb = _pdb(data.get("podDisruptionBudget"))
+    except StartupConfigError:
+        raise
+    except ConfigError as problem:
+        return OperatorConfig(cluster_domain=domain, problem=problem)
+    return OperatorConfig(replicas, pdb, domain)

@@ -1,0 +1,53 @@
+"""Why a component's objects could not be rendered; each error renders the exact sentence.
+
+ComponentRenderError              a component fails (S6): no workload for it or any later one
+├── PlaceholderError              S5.1.7 malformed Go-style template in a runner string
+├── PdbResolutionError            S5.5 the budget's fields conflict or a value is invalid
+└── ResourceQuantityError         S5.1.5 a runner's GPU request is not a whole number
+"""
+
+from __future__ import annotations
+
+import json
+
+__all__ = [
+    "ComponentRenderError",
+    "PdbResolutionError",
+    "PlaceholderError",
+    "ResourceQuantityError",
+]
+
+
+class ComponentRenderError(Exception):
+    """A component's objects cannot be rendered; the reconciler treats it as an S6 failure."""
+
+
+class PlaceholderError(ComponentRenderError):
+    """A runner string is not one of the template forms of S5.1.7."""
+
+    def __init__(self, path: str, template: str, problem: str) -> None:
+        self.path = path
+        self.template = template
+        self.problem = problem
+        super().__init__(
+            f"failed to render placeholders in {path}: "
+            f"malformed template {json.dumps(template)}: {problem}"
+        )
+
+
+class PdbResolutionError(ComponentRenderError):
+    """The PodDisruptionBudget of S5.5 cannot be resolved from the component and its runtime."""
+
+    def __init__(self, component: str, problem: str) -> None:
+        self.component = component
+        self.problem = problem
+        super().__init__(f"failed to resolve {component} PodDisruptionBudget: {problem}")
+
+
+class ResourceQuantityError(ComponentRenderError):
+    """A runner asks for a GPU count PARALLELISM_SIZE cannot be computed from (S5.1.5)."""
+
+    def __init__(self, path: str, value: object) -> None:
+        self.path = path
+        self.value = value
+        super().__init__(f"{path} must be a whole number of GPUs (got {json.dumps(value)})")

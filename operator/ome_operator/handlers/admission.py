@@ -1,0 +1,107 @@
+"""Validating admission webhooks (S7, S16.3): the pure rules of ``core.admission``, served.
+
+A denial raises ``kopf.AdmissionError`` with the exact text (kubectl prints it after
+``denied the request: ``); warnings go in the response's ``warnings`` list. DELETE is never
+validated. A malformed object is denied with the message that names its field and value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kopf
+
+from ..core.admission import AdmissionVerdict, review_inference_service, review_serving_runtime
+from ..models import InferenceService, InvalidResourceError, ServingRuntime, from_manifest
+from .indexes import GROUP, VERSION
+from .watching import bind
+
+__all__ = [
+    "validate_cluster_serving_runtime",
+    "validate_inference_service",
+    "validate_serving_runtime",
+    "warning_kind",
+]
+
+_OPERATIONS = ["CREATE", "UPDATE"]
+_DENIED = 403
+
+
+def warning_kind(text: str) -> str | None:
+    """The ``warning`` label of ``ome_webhook_warnings_total`` for a warning text."""
+    if text.startswith("Runtime ") and " will be auto-selected for model " in text:
+        return "auto_selected"
+    if " does not declare support for model " in text:
+        return "does_not_declare_support"
+    if ".deploymentStrategy is set but deploymentMode is " in text:
+        return "deployment_strategy"
+    return None
+
+
+def _answer(
+    verdict: AdmissionVerdict, kind: str, operation: str, warnings: list[str], memo: kopf.Memo
+) -> None:
+    warnings.extend(verdict.warnings)
+    kinds = [k for k in map(warning_kind, verdict.warnings) if k is not None]
+    memo.controller.metrics.record_admission(kind, operation, verdict.allowed, kinds)
+    if not verdict.allowed:
+        raise kopf.AdmissionError(verdict.message, code=_DENIED)
+
+
+def _parse(body: kopf.Body, kind: str, operation: str, memo: kopf.Memo) -> Any:
+    try:
+        return from_manifest(dict(body))
+    except InvalidResourceError as exc:
+        memo.controller.metrics.record_admission(kind, operation, False)
+        raise kopf.AdmissionError(str(exc), code=_DENIED) from None
+
+
+@kopf.on.validate(
+    GROUP, VERSION, "inferenceservices", id="validate-inferenceservice", operations=_OPERATIONS
+)
+async def validate_inference_service(
+    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **kwargs: Any
+) -> None:
+    caches = bind(memo, kwargs).caches
+    isvc: InferenceService = _parse(body, "InferenceService", operation, memo)
+    model = isvc.spec.model.name if isvc.spec.model else ""
+    verdict = review_inference_service(
+        isvc, caches.models(isvc.namespace, model), caches.runtimes(isvc.namespace)
+    )
+    _answer(verdict, "InferenceService", operation, warnings, memo)
+
+
+async def _validate_runtime(
+    body: kopf.Body,
+    kind: str,
+    operation: str,
+    warnings: list[str],
+    memo: kopf.Memo,
+    kwargs: dict[str, Any],
+) -> None:
+    caches = bind(memo, kwargs).caches
+    runtime: ServingRuntime = _parse(body, kind, operation, memo)
+    verdict = review_serving_runtime(runtime, caches.accelerator_class_names())
+    _answer(verdict, kind, operation, warnings, memo)
+
+
+@kopf.on.validate(
+    GROUP,
+    VERSION,
+    "clusterservingruntimes",
+    id="validate-clusterservingruntime",
+    operations=_OPERATIONS,
+)
+async def validate_cluster_serving_runtime(
+    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **kwargs: Any
+) -> None:
+    await _validate_runtime(body, "ClusterServingRuntime", operation, warnings, memo, kwargs)
+
+
+@kopf.on.validate(
+    GROUP, VERSION, "servingruntimes", id="validate-servingruntime", operations=_OPERATIONS
+)
+async def validate_serving_runtime(
+    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **kwargs: Any
+) -> None:
+    await _validate_runtime(body, "ServingRuntime", operation, warnings, memo, kwargs)

@@ -1,0 +1,93 @@
+"""Watch-fed indexes of what reconciles and admission read (runtimes, models, owned objects).
+
+kopf keeps them current and holds every other handler back until they are filled at start, so
+no decision is made on a half-read cluster. Values are parsed models or copied bodies; a
+malformed runtime or model is logged and left out (it cannot be selected).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any
+
+import kopf
+
+from ..models import InvalidResourceError, from_manifest
+
+__all__ = [
+    "accelerator_classes",
+    "base_models",
+    "cluster_base_models",
+    "cluster_serving_runtimes",
+    "disruption_budgets",
+    "owned_deployments",
+    "owned_inference_replicas",
+    "owned_services",
+    "serving_runtimes",
+]
+
+GROUP, VERSION = "ome.io", "v1beta1"
+_OWNED = {"ome.io/inferenceservice": kopf.PRESENT}
+
+
+def _parsed(body: kopf.Body, logger: logging.Logger) -> Any:
+    try:
+        return from_manifest(copy.deepcopy(dict(body)))
+    except InvalidResourceError as exc:
+        logger.error(f"Ignoring a malformed object: {exc}")
+        return None
+
+
+@kopf.index(GROUP, VERSION, "servingruntimes")
+async def serving_runtimes(body: kopf.Body, namespace: str, logger: logging.Logger, **_: Any):
+    runtime = _parsed(body, logger)
+    return {namespace: runtime} if runtime is not None else {}
+
+
+@kopf.index(GROUP, VERSION, "clusterservingruntimes")
+async def cluster_serving_runtimes(body: kopf.Body, logger: logging.Logger, **_: Any):
+    runtime = _parsed(body, logger)
+    return {None: runtime} if runtime is not None else {}
+
+
+@kopf.index(GROUP, VERSION, "basemodels")
+async def base_models(body: kopf.Body, namespace: str, name: str, logger: logging.Logger, **_: Any):
+    model = _parsed(body, logger)
+    return {(namespace, name): model} if model is not None else {}
+
+
+@kopf.index(GROUP, VERSION, "clusterbasemodels")
+async def cluster_base_models(body: kopf.Body, name: str, logger: logging.Logger, **_: Any):
+    model = _parsed(body, logger)
+    return {name: model} if model is not None else {}
+
+
+@kopf.index(GROUP, VERSION, "acceleratorclasses")
+async def accelerator_classes(name: str, **_: Any):
+    return {None: name}
+
+
+def _owned(body: kopf.Body, namespace: str, labels: kopf.Labels) -> dict[Any, Any]:
+    return {(namespace, labels["ome.io/inferenceservice"]): copy.deepcopy(dict(body))}
+
+
+@kopf.index("apps", "v1", "deployments", labels=_OWNED)
+async def owned_deployments(body: kopf.Body, namespace: str, labels: kopf.Labels, **_: Any):
+    return _owned(body, namespace, labels)
+
+
+@kopf.index("v1", "services", labels=_OWNED)
+async def owned_services(body: kopf.Body, namespace: str, labels: kopf.Labels, **_: Any):
+    return _owned(body, namespace, labels)
+
+
+@kopf.index(GROUP, VERSION, "inferencereplicas", labels=_OWNED)
+async def owned_inference_replicas(body: kopf.Body, namespace: str, labels: kopf.Labels, **_: Any):
+    return _owned(body, namespace, labels)
+
+
+@kopf.index("policy", "v1", "poddisruptionbudgets")
+async def disruption_budgets(body: kopf.Body, namespace: str, name: str, **_: Any):
+    """Every PDB by name: a same-named PDB the operator did not create fails preflight."""
+    return {(namespace, name): copy.deepcopy(dict(body))}

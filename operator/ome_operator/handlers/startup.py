@@ -1,0 +1,115 @@
+"""Operator start-up and shutdown: kopf settings, the controller, metrics, the webhook server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import Any
+
+import kopf
+import prometheus_client
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+from ..cluster.api import ApiError, KubeApi
+from ..controller.configuring import ConfigSource
+from ..controller.running import Controller
+from ..core.operator_config import StartupConfigError
+from ..metrics import Metrics
+from ..settings import RunOptions, parse_bind_address
+
+__all__ = ["build_controller", "kube_api", "leader_worker_sets_installed"]
+
+logger = logging.getLogger("ome_operator.startup")
+
+
+def kube_api() -> KubeApi:
+    """A client for the cluster: in-cluster credentials, else the kubeconfig."""
+    configuration = k8s_client.Configuration()
+    try:
+        k8s_config.load_incluster_config(client_configuration=configuration)
+    except k8s_config.ConfigException:
+        k8s_config.load_kube_config(client_configuration=configuration)
+    return KubeApi(k8s_client.ApiClient(configuration))
+
+
+def leader_worker_sets_installed(api: KubeApi) -> bool:
+    """S5.3: MultiNode needs the LeaderWorkerSet API when the manager starts."""
+    try:
+        found = api.request("GET", "/apis/leaderworkerset.x-k8s.io/v1")
+    except ApiError:
+        return False
+    return any(r.get("name") == "leaderworkersets" for r in found.get("resources", []))
+
+
+def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Controller:
+    api: list[KubeApi] = []
+
+    def shared_api() -> KubeApi:
+        if not api:
+            api.append(kube_api())
+        return api[0]
+
+    return Controller(
+        api_factory=shared_api,
+        config_source=ConfigSource(
+            shared_api, options.operator_namespace, ttl=options.config_cache_ttl
+        ),
+        metrics=metrics or Metrics(),
+        workers=options.workers,
+    )
+
+
+def _webhook_server(options: RunOptions) -> kopf.WebhookServer:
+    certs = options.webhook_cert_dir
+    files: dict[str, Any] = {}
+    if certs:
+        files = {
+            "certfile": os.path.join(certs, "tls.crt"),
+            "pkeyfile": os.path.join(certs, "tls.key"),
+        }
+    return kopf.WebhookServer(
+        addr="0.0.0.0", port=options.webhook_port, host=options.webhook_host, **files
+    )
+
+
+@kopf.on.startup()
+async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    options: RunOptions = memo.get("options") or RunOptions()
+    settings.posting.enabled = False  # events are the controller's, with their own source
+    settings.peering.standalone = True
+    settings.networking.request_timeout = 60
+    if settings.admission.server is None:
+        settings.admission.server = _webhook_server(options)
+    if memo.get("controller") is None:
+        memo.controller = build_controller(options)
+    controller: Controller = memo.controller
+    config_source = controller.config_source
+    if isinstance(config_source, ConfigSource):
+        try:
+            await asyncio.to_thread(config_source.load)
+        except StartupConfigError as exc:
+            logger.error(str(exc))
+            raise kopf.PermanentError(str(exc)) from None
+    controller.lws_installed = await asyncio.to_thread(
+        leader_worker_sets_installed, controller.api_factory()
+    )
+    bind = parse_bind_address(options.metrics_bind_address)
+    if bind is not None and memo.get("metrics_started") is None:
+        prometheus_client.start_http_server(bind[1], addr=bind[0])
+        memo.metrics_started = True
+
+
+@kopf.on.cleanup()
+async def stop(memo: kopf.Memo, **_: Any) -> None:
+    controller = memo.get("controller")
+    if controller is not None:
+        await controller.stop()
+
+
+@kopf.on.probe(id="queued")
+async def queued(memo: kopf.Memo, **_: Any) -> int:
+    """Liveness detail: how many InferenceServices wait for a reconcile."""
+    controller = memo.get("controller")
+    return len(controller.queue) if controller is not None else 0

@@ -1,0 +1,113 @@
+"""Prometheus metrics (S10, OPEN-35): every metric object lives here, behind named recorders.
+
+No label carries an object name. Tests pass their own ``CollectorRegistry`` to ``Metrics``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = ["Metrics"]
+
+
+class Metrics:
+    """The operator's metrics, registered in one registry."""
+
+    def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
+        self.selection = Counter(
+            "ome_runtime_selection_total",
+            "Auto-selection runs. source: controller|webhook; outcome: selected|no_runtime|error;"
+            " scope of the selected runtime: namespaced|cluster|none.",
+            ["source", "outcome", "scope"],
+            registry=registry,
+        )
+        self.exclusions = Counter(
+            "ome_runtime_exclusions_total",
+            "Runtimes excluded during selection, by the first check they failed (reason: "
+            "disabled|accelerator_class|deployment_mode|model_format|model_size).",
+            ["reason"],
+            registry=registry,
+        )
+        self.named = Counter(
+            "ome_runtime_named_resolution_total",
+            "Named-runtime resolutions (outcome: resolved|advisory|not_found|disabled).",
+            ["outcome"],
+            registry=registry,
+        )
+        self.unresolved = Gauge(
+            "ome_runtime_unresolved_inferenceservices",
+            "InferenceServices whose RuntimeReady condition is False.",
+            registry=registry,
+        )
+        self.component_errors = Counter(
+            "ome_component_reconcile_errors_total",
+            "Component reconcile failures (component: engine|decoder|router; reason: "
+            "invalid_deployment_mode|pdb|other).",
+            ["component", "reason"],
+            registry=registry,
+        )
+        self.components_by_mode = Gauge(
+            "ome_components_by_mode",
+            "Declared components by resolved deployment mode.",
+            ["component", "mode"],
+            registry=registry,
+        )
+        self.reconciles = Counter(
+            "ome_inferenceservice_reconcile_total",
+            "InferenceService reconciles (result: success|error|parked).",
+            ["result"],
+            registry=registry,
+        )
+        self.reconcile_seconds = Histogram(
+            "ome_inferenceservice_reconcile_duration_seconds",
+            "InferenceService reconcile duration (result: success|error|parked).",
+            ["result"],
+            registry=registry,
+        )
+        self.webhook_requests = Counter(
+            "ome_webhook_requests_total",
+            "Admission reviews (kind of the object, operation, allowed: true|false).",
+            ["kind", "operation", "allowed"],
+            registry=registry,
+        )
+        self.webhook_warnings = Counter(
+            "ome_webhook_warnings_total",
+            "Admission warnings returned (warning: auto_selected|does_not_declare_support|"
+            "deployment_strategy).",
+            ["warning"],
+            registry=registry,
+        )
+
+    def record_selection(
+        self, source: str, outcome: str, scope: str, exclusions: Iterable[str] = ()
+    ) -> None:
+        self.selection.labels(source, outcome, scope).inc()
+        for reason in exclusions:
+            self.exclusions.labels(reason).inc()
+
+    def record_named(self, outcome: str) -> None:
+        self.named.labels(outcome).inc()
+
+    def record_reconcile(self, result: str, seconds: float) -> None:
+        self.reconciles.labels(result).inc()
+        self.reconcile_seconds.labels(result).observe(seconds)
+
+    def record_component_error(self, component: str, reason: str) -> None:
+        self.component_errors.labels(component, reason).inc()
+
+    def set_components_by_mode(self, counts: dict[tuple[str, str], int]) -> None:
+        self.components_by_mode.clear()
+        for (component, mode), count in sorted(counts.items()):
+            self.components_by_mode.labels(component, mode).set(count)
+
+    def set_unresolved(self, count: int) -> None:
+        self.unresolved.set(count)
+
+    def record_admission(
+        self, kind: str, operation: str, allowed: bool, warnings: Iterable[str] = ()
+    ) -> None:
+        self.webhook_requests.labels(kind, operation, "true" if allowed else "false").inc()
+        for warning in warnings:
+            self.webhook_warnings.labels(warning).inc()

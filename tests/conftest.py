@@ -1,0 +1,41 @@
+"""Fixtures shared by all tests. Keep this file small: the machinery is in tests/support/."""
+
+import pathlib
+from collections.abc import AsyncIterator
+
+import kmock
+import pytest
+
+from tests.support.kube_access import write_kubeconfig
+from tests.support.kube_emulator import DECLARED_RESOURCES, ApiServerLikeEmulator
+
+
+@pytest.fixture
+async def kube() -> AsyncIterator[ApiServerLikeEmulator]:
+    """An API-server-like emulator on 127.0.0.1 (random port), built-ins and CRDs declared.
+
+    Call the sync ``kubernetes`` client only through ``asyncio.to_thread``: this loop serves
+    the emulator. The test fails if the emulator itself crashed (API errors are fine).
+    """
+    async with ApiServerLikeEmulator() as emulator, kmock.Server(emulator):
+        emulator.resources.load_bundled()
+        emulator.declare(*DECLARED_RESOURCES)
+        yield emulator
+        crashes = [exc for exc in emulator.errors if not isinstance(exc, kmock.KubernetesError)]
+        assert not crashes, f"the emulator crashed while serving: {crashes!r}"
+
+
+@pytest.fixture
+def kubeconfig(
+    kube: ApiServerLikeEmulator, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """A kubeconfig reaching ``kube`` (context namespace ``default``), also made the default.
+
+    ``$KUBECONFIG`` is set, and so is the value the client library read from it at import.
+    """
+    import kubernetes.config.kube_config  # here: pure tests need not pay for the import
+
+    path = str(write_kubeconfig(tmp_path / "kubeconfig", str(kube.url)))
+    monkeypatch.setenv("KUBECONFIG", path)
+    monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", path)
+    return path

@@ -1,0 +1,173 @@
+"""The install manifests (manifests/{crds,rbac,operator,webhook}/) parse, are valid objects for a
+pinned Kubernetes version, fit together, and install in the README's order."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import kubernetes_validate
+import pytest
+from tests.manifests.manifest_files import (
+    INSTALL_FOLDERS,
+    KUBERNETES_VERSION,
+    MANIFESTS,
+    Document,
+    documents,
+    find,
+    install_documents,
+    params,
+    yaml_files,
+)
+
+BUILT_IN = tuple(doc for doc in documents() if doc.group != "ome.io")
+
+
+def test_every_yaml_file_under_manifests_parses_into_objects_with_kind_and_name() -> None:
+    assert yaml_files(), "no YAML under manifests/"
+    problems = [
+        f"{doc.where}: needs apiVersion, kind and metadata.name"
+        for doc in documents()
+        if not (
+            isinstance(doc.body, dict)
+            and isinstance(doc.body.get("apiVersion"), str)
+            and isinstance(doc.body.get("kind"), str)
+            and isinstance(doc.body.get("metadata", {}).get("name"), str)
+        )
+    ]
+    assert problems == []
+
+
+@pytest.mark.parametrize("doc", params(BUILT_IN))
+def test_built_in_objects_validate_strictly_against_the_pinned_kubernetes_version(
+    doc: Document,
+) -> None:
+    try:
+        kubernetes_validate.validate(doc.body, KUBERNETES_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        path = ".".join(map(str, exc.path)) or "(root)"
+        pytest.fail(f"{doc.where}: {path}: {exc.message}")
+
+
+def test_every_install_folder_holds_manifests() -> None:
+    assert [f for f in INSTALL_FOLDERS if not documents(MANIFESTS / f)] == []
+
+
+def _readme_install_command() -> list[str]:
+    readme = (MANIFESTS / "README.md").read_text()
+    match = re.search(r"^kubectl apply .*$", readme, flags=re.MULTILINE)
+    assert match, "manifests/README.md shows no `kubectl apply` command"
+    return shlex.split(match.group(0))
+
+
+def test_the_readme_applies_the_install_folders_in_order() -> None:
+    words = _readme_install_command()
+    files = [words[i + 1] for i, word in enumerate(words) if word == "-f"]
+    assert files == [f"manifests/{folder}/" for folder in INSTALL_FOLDERS]
+
+
+def test_in_install_order_each_namespace_is_created_before_anything_is_put_in_it() -> None:
+    created: set[str] = set()
+    problems = []
+    for doc in install_documents():
+        if doc.kind == "Namespace":
+            created.add(doc.name)
+        elif doc.namespace is not None and doc.namespace not in created:
+            problems.append(f"{doc.where} {doc.kind}/{doc.name} needs namespace {doc.namespace}")
+    assert problems == []
+
+
+def test_the_webhook_configuration_is_applied_after_the_server_it_calls() -> None:
+    order = [(doc.kind, doc.name) for doc in install_documents()]
+    webhook = order.index(("ValidatingWebhookConfiguration", "ome-webhook-server"))
+    assert order.index(("Deployment", "ome-operator")) < webhook
+    assert order.index(("Service", "ome-webhook-server")) < webhook
+
+
+def test_namespaced_objects_all_live_in_the_operator_namespace() -> None:
+    namespaces = {doc.namespace for doc in install_documents() if doc.namespace is not None}
+    assert namespaces == {"ome"}
+
+
+# ------------------------------------------------------------------------------ the Deployment
+
+
+def _container() -> dict:
+    (container,) = find("Deployment", "ome-operator").body["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def test_the_operator_runs_one_replica_recreated_never_two_at_once() -> None:
+    spec = find("Deployment", "ome-operator").body["spec"]
+    assert (spec["replicas"], spec["strategy"]) == (1, {"type": "Recreate"})
+
+
+def test_the_operator_container_runs_the_operator_image_and_command() -> None:
+    container = _container()
+    assert (container["image"], container["command"]) == (
+        "ome-operator:latest",
+        ["ome-operator", "run"],
+    )
+
+
+def test_the_operator_exposes_metrics_liveness_and_webhook_ports() -> None:
+    ports = {p["name"]: p["containerPort"] for p in _container()["ports"]}
+    assert ports == {"metrics": 8080, "healthz": 8081, "webhook": 9443}
+
+
+def test_the_liveness_probe_asks_kopf_healthz_on_its_own_port() -> None:
+    probe = _container()["livenessProbe"]["httpGet"]
+    assert (probe["path"], probe["port"]) == ("/healthz", "healthz")
+
+
+def test_the_operator_runs_as_its_service_account() -> None:
+    pod = find("Deployment", "ome-operator").body["spec"]["template"]["spec"]
+    find("ServiceAccount", pod["serviceAccountName"])
+    assert pod["serviceAccountName"] == "ome-operator"
+
+
+def _pod_labels() -> dict[str, str]:
+    return find("Deployment", "ome-operator").body["spec"]["template"]["metadata"]["labels"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "selector"),
+    [
+        pytest.param("Service", "ome-webhook-server", ("spec", "selector"), id="webhook Service"),
+        pytest.param("Service", "ome-operator-metrics", ("spec", "selector"), id="metrics Service"),
+        pytest.param(
+            "PodDisruptionBudget",
+            "ome-operator",
+            ("spec", "selector", "matchLabels"),
+            id="PodDisruptionBudget",
+        ),
+        pytest.param(
+            "Deployment", "ome-operator", ("spec", "selector", "matchLabels"), id="Deployment"
+        ),
+    ],
+)
+def test_selectors_select_the_operator_pod(kind: str, name: str, selector: tuple[str, ...]) -> None:
+    found = find(kind, name).body
+    for key in selector:
+        found = found[key]
+    assert found.items() <= _pod_labels().items()
+
+
+@pytest.mark.parametrize(
+    ("service", "port", "target", "container_port"),
+    [
+        pytest.param("ome-webhook-server", 443, "webhook", 9443, id="webhook 443 to 9443"),
+        pytest.param("ome-operator-metrics", 8080, "metrics", 8080, id="metrics 8080"),
+    ],
+)
+def test_services_reach_the_named_container_ports(
+    service: str, port: int, target: str, container_port: int
+) -> None:
+    ports = {p["port"]: p["targetPort"] for p in find("Service", service).body["spec"]["ports"]}
+    named = {p["name"]: p["containerPort"] for p in _container()["ports"]}
+    assert ports == {port: target}
+    assert named[target] == container_port
+
+
+def test_the_pod_disruption_budget_never_blocks_a_drain_of_the_single_replica() -> None:
+    assert find("PodDisruptionBudget", "ome-operator").body["spec"]["maxUnavailable"] == 1

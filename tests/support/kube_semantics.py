@@ -1,0 +1,198 @@
+"""API-server semantics the emulator applies, as pure functions over JSON-like dicts.
+
+* Selectors: label selectors with ``=``, ``==``, ``!=``, ``in``, ``notin``, ``key`` (exists)
+  and ``!key``; field selectors on ``metadata.name`` and ``metadata.namespace`` with ``=``,
+  ``==``, ``!=`` (what the API server offers for custom resources). Anything else is a
+  ``QueryError``, which the emulator answers as 400 Bad Request.
+* Continue tokens: a list resumes after the (namespace, name) key of its last object.
+* Writes: RFC 7386 merge patch, RFC 6902 JSON patch, server-owned metadata, the status
+  subresource split, and which changes bump ``metadata.generation``.
+"""
+
+import base64
+import binascii
+import copy
+import dataclasses
+import json
+import re
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+import jsonpatch
+import jsonpointer
+
+SUPPORTED_FIELDS = ("metadata.name", "metadata.namespace")
+
+_TERM = re.compile(
+    r"(?P<neg>!)?\s*(?P<key>[A-Za-z0-9][-A-Za-z0-9_./]*)\s*"
+    r"(?:(?P<op>==|=|!=)\s*(?P<value>[-A-Za-z0-9_.]*)"
+    r"|\s+(?P<setop>in|notin)\s*\((?P<values>[^()]*)\))?"
+)
+_FIELD_TERM = re.compile(r"(?P<key>[^=!]+?)\s*(?P<op>==|=|!=)\s*(?P<value>[^,]*)")
+_TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
+
+
+class QueryError(ValueError):
+    """A selector or continue token the API server would reject."""
+
+
+class PatchError(ValueError):
+    """A patch the API server would reject (a failed JSON-patch ``test`` included)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Requirement:
+    """One selector term: ``values`` are the accepted values, ``None`` means "exists"."""
+
+    key: str
+    values: frozenset[str] | None
+    negated: bool = False
+
+    def holds(self, present: Mapping[str, str]) -> bool:
+        found = self.key in present and (self.values is None or present[self.key] in self.values)
+        return found != self.negated
+
+
+@dataclasses.dataclass(frozen=True)
+class Query:
+    """What a list or watch request selects, beyond resource and namespace."""
+
+    labels: tuple[Requirement, ...] = ()
+    fields: tuple[Requirement, ...] = ()
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> "Query":
+        return cls(
+            labels=parse_label_selector(params.get("labelSelector", "")),
+            fields=parse_field_selector(params.get("fieldSelector", "")),
+        )
+
+    def matches(self, obj: Mapping[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        fields = {f"metadata.{key}": meta.get(key) or "" for key in ("name", "namespace")}
+        return all(r.holds(labels) for r in self.labels) and all(
+            r.holds(fields) for r in self.fields
+        )
+
+
+def parse_label_selector(text: str) -> tuple[Requirement, ...]:
+    return tuple(_label_term(term) for term in _terms(text, _TOP_LEVEL_COMMA.split))
+
+
+def parse_field_selector(text: str) -> tuple[Requirement, ...]:
+    requirements = []
+    for term in _terms(text, lambda t: t.split(",")):
+        match = _FIELD_TERM.fullmatch(term)
+        if match is None:
+            raise QueryError(f"invalid selector: '{term}'; can't understand '{term}'")
+        if match["key"] not in SUPPORTED_FIELDS:
+            raise QueryError(f"field label not supported: {match['key']}")
+        value = frozenset({match["value"].strip()})
+        requirements.append(Requirement(match["key"], value, negated=match["op"] == "!="))
+    return tuple(requirements)
+
+
+def encode_continue(namespace: str, name: str) -> str:
+    """A continue token: the list resumes after this object's key."""
+    return base64.urlsafe_b64encode(json.dumps([namespace, name]).encode()).decode()
+
+
+def decode_continue(token: str) -> tuple[str, str]:
+    try:
+        namespace, name = json.loads(base64.urlsafe_b64decode(token.encode()))
+    except (ValueError, TypeError, binascii.Error) as exc:
+        raise QueryError(f"continue key is not valid: {token}") from exc
+    return str(namespace), str(name)
+
+
+def _terms(text: str, split: Callable[[str], list[str]]) -> list[str]:
+    terms = [term.strip() for term in split(text)] if text.strip() else []
+    if any(not term for term in terms):
+        raise QueryError(f"unable to parse requirement: empty term in '{text}'")
+    return terms
+
+
+def _label_term(term: str) -> Requirement:
+    match = _TERM.fullmatch(term)
+    if match is None or (match["neg"] and (match["op"] or match["setop"])):
+        raise QueryError(f"unable to parse requirement: '{term}'")
+    if match["op"]:
+        values = frozenset({match["value"]})
+        return Requirement(match["key"], values, negated=match["op"] == "!=")
+    if match["setop"]:
+        values = frozenset(v.strip() for v in match["values"].split(",") if v.strip())
+        return Requirement(match["key"], values, negated=match["setop"] == "notin")
+    return Requirement(match["key"], None, negated=bool(match["neg"]))
+
+
+#: Metadata the server owns: a write cannot change it (deletionTimestamp is set by DELETE).
+SERVER_FIELDS = (
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "resourceVersion",
+    "deletionTimestamp",
+)
+
+
+def patched(current: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """``current`` after a JSON patch (a list) or a merge patch (an object)."""
+    if isinstance(patch, list):
+        try:
+            result = jsonpatch.apply_patch(current, patch)
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+            raise PatchError(str(exc)) from exc
+    elif isinstance(patch, dict):
+        result = merge_patch(current, patch)
+    else:
+        raise PatchError("the body of the request must be a JSON object or a JSON patch")
+    if not isinstance(result, dict) or not isinstance(result.get("metadata", {}), dict):
+        raise PatchError("metadata: Invalid value: must be an object")
+    return result
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: objects merge recursively, ``null`` deletes, anything else replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def stored_update(
+    current: dict[str, Any], new: dict[str, Any], *, subresource: str | None, has_status: bool
+) -> dict[str, Any]:
+    """What the server stores for a write of ``new`` over ``current``.
+
+    Server-owned metadata is kept; with a status subresource, a ``/status`` write changes
+    only ``status`` and a write to the object itself leaves ``status`` alone.
+    """
+    result = copy.deepcopy(new)
+    meta = result.setdefault("metadata", {})
+    for field in SERVER_FIELDS:
+        if field in current["metadata"]:
+            meta[field] = current["metadata"][field]
+        else:
+            meta.pop(field, None)
+    if has_status:
+        base, source = (current, result) if subresource == "status" else (result, current)
+        result = {key: value for key, value in base.items() if key != "status"}
+        if source.get("status") is not None:
+            result["status"] = source["status"]
+    if _generated(result, has_status) != _generated(current, has_status):
+        result["metadata"]["generation"] = current["metadata"].get("generation", 0) + 1
+    return result
+
+
+def _generated(obj: dict[str, Any], has_status: bool) -> dict[str, Any]:
+    """The part of an object whose changes bump ``metadata.generation``."""
+    ignored: Collection[str] = ("metadata", "status") if has_status else ("metadata",)
+    return {key: value for key, value in obj.items() if key not in ignored}
