@@ -163,7 +163,7 @@ def test_budget_resolution_fails(
 @pytest.mark.parametrize(
     ("budget", "total", "expected"),
     [
-        pytest.param(("minAvailable", 2), (6), 2, id="minAvailable n is n"),
+        pytest.param(("minAvailable", 2), 6, 2, id="minAvailable n is n"),
         pytest.param(("minAvailable", "50%"), 5, 3, id="minAvailable p% rounds up"),
         pytest.param(("minAvailable", "0%"), 5, 0, id="minAvailable 0% is 0"),
         pytest.param(("minAvailable", "100%"), 4, 4, id="minAvailable 100% is every pod"),

@@ -1,0 +1,136 @@
+"""``ome-operator render`` (S16.2): admission and one reconcile pass, in memory, over manifests.
+
+The same core decides as in the controller and the webhook; only the API edge differs: objects
+in the input that the operator does not own are taken as cluster state (an existing Deployment,
+an AcceleratorClass, the ``inferenceservice-config`` ConfigMap).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from ..cluster.applying import with_owner
+from ..core.admission import review_inference_service
+from ..core.model_catalog import ModelCatalog
+from ..core.operator_config import CONFIG_MAP_NAME, OperatorConfig, parse_operator_config
+from ..core.reconciling import LogRecord, ReconcilePlan, Snapshot, reconcile
+from ..core.rendering import render_instance_pods
+from ..core.selection import RuntimeCatalog
+from ..models import (
+    MODEL_BY_KIND,
+    InferenceService,
+    ModelResource,
+    ServingRuntime,
+    from_manifest,
+)
+
+__all__ = ["render_report"]
+
+API_VERSION = "cli.ome.io/v1alpha1"
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    return (obj.get("metadata") or {}).get("namespace") or "default"
+
+
+def _config(objects: Sequence[Mapping[str, Any]]) -> OperatorConfig:
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") == "ConfigMap" and meta.get("name") == CONFIG_MAP_NAME:
+            return parse_operator_config(obj.get("data"))
+    return OperatorConfig()
+
+
+def _log(record: LogRecord) -> dict[str, Any]:
+    return {"level": record.level, "message": record.message, **dict(record.fields)}
+
+
+def _objects(isvc: Mapping[str, Any], plan: ReconcilePlan) -> list[dict[str, Any]]:
+    """What the controller writes, and for OMENative what the InferenceReplica controller
+    would create: every Instance's pods."""
+    found = []
+    for obj in plan.apply:
+        owned = with_owner(obj, isvc)
+        found.append(owned)
+        if obj["kind"] == "InferenceReplica":
+            instances = obj["spec"].get("replicas") or 1
+            for index in range(instances):
+                found.extend(with_owner(pod, owned) for pod in render_instance_pods(obj, index))
+    return found
+
+
+def _item(
+    isvc: InferenceService,
+    body: Mapping[str, Any],
+    runtimes: list[ServingRuntime],
+    models: ModelCatalog,
+    state: Sequence[Mapping[str, Any]],
+    config: OperatorConfig,
+    now: str,
+) -> dict[str, Any]:
+    namespace = isvc.namespace
+    catalog = RuntimeCatalog.of(
+        r for r in runtimes if r.is_cluster or r.metadata.namespace == namespace
+    )
+    verdict = review_inference_service(isvc, models, catalog)
+    item: dict[str, Any] = {
+        "inferenceService": {"namespace": namespace, "name": isvc.name},
+        "admission": {
+            "allowed": verdict.allowed,
+            "message": verdict.message,
+            "warnings": list(verdict.warnings),
+        },
+        "objects": [],
+        "status": {},
+        "events": [],
+        "logs": [],
+    }
+    if not verdict.allowed:
+        return item
+    existing = {(o["kind"], o["metadata"]["name"]): o for o in state if _namespace(o) == namespace}
+    snapshot = Snapshot(catalog, models, existing, now=now)
+    plan = reconcile(isvc, snapshot, config)
+    item.update(
+        {
+            "objects": _objects(body, plan),
+            "status": plan.status or {},
+            "events": [
+                {"type": e.type, "reason": e.reason, "message": e.message} for e in plan.events
+            ],
+            "logs": [_log(record) for record in plan.logs],
+        }
+    )
+    return item
+
+
+def render_report(objects: Sequence[Mapping[str, Any]], *, now: str) -> dict[str, Any]:
+    """The RenderReport for every InferenceService in ``objects`` (by namespace, then name)."""
+    parsed = [
+        (obj, from_manifest(obj))
+        for obj in objects
+        if obj.get("apiVersion", "").startswith("ome.io/") and obj.get("kind") in MODEL_BY_KIND
+    ]
+    runtimes = [m for _, m in parsed if isinstance(m, ServingRuntime)]
+    models = ModelCatalog.of(m for _, m in parsed if isinstance(m, ModelResource))
+    services = sorted(
+        ((body, m) for body, m in parsed if isinstance(m, InferenceService)),
+        key=lambda pair: (pair[1].namespace, pair[1].name),
+    )
+    state = [
+        o
+        for o in objects
+        if not o.get("apiVersion", "").startswith("ome.io/") or o.get("kind") == "InferenceReplica"
+    ]
+    config = _config(objects)
+    items = [_item(isvc, body, runtimes, models, state, config, now) for body, isvc in services]
+    return {"apiVersion": API_VERSION, "kind": "RenderReport", "items": items}
+
+
+def format_report(report: Mapping[str, Any], output: str) -> str:
+    if output == "json":
+        return json.dumps(report, indent=2) + "\n"
+    return yaml.safe_dump(report, sort_keys=False, allow_unicode=True)
