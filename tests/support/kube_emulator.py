@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import aiohttp.web
 import attrs
 import kmock
-from kmock._internal import parsing, rendering
+from kmock._internal import dsl, parsing, rendering
 from tests.support import kube_semantics as semantics
 from tests.support.kube_faults import (
     Fault,
@@ -188,7 +188,29 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
                 async with self._lock:
                     self._answers[request.id] = await self._write(request)
         # Skip KubernetesEmulator._handle: _write replaces its state changes.
-        return await super(kmock.KubernetesEmulator, self)._handle(request)
+        return await self._react(request)
+
+    async def _react(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
+        """kmock's RawHandler._handle, without its scan of the whole request log per reaction.
+
+        kmock decides whether a reaction sees a request with ``request in view``, which walks
+        every request recorded so far: each request costs O(requests seen), and a thousand
+        objects take minutes. For the usual chains (filters and priorities down to this root)
+        the answer is the filters' criteria; slices and groups still take kmock's walk.
+        """
+        ordered = sorted(self._payloads, key=_priority_key(self._payloads))
+        for payload in ordered:
+            seen = _sees(payload._source, request, self)
+            if seen is None:
+                seen = request in payload._source
+            if seen and not payload._disabled.is_set():
+                try:
+                    return await payload(request)
+                except rendering.ReactionMismatchError:
+                    payload._disabled.set()
+                except NotImplementedError:
+                    pass
+        raise NotImplementedError("no reaction matches the request")
 
     async def _render_error(self, exc: Exception) -> aiohttp.web.StreamResponse:
         if not isinstance(exc, kmock.KubernetesError):
@@ -323,6 +345,30 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
 
     def _subresources(self, resource: kmock.resource) -> set[str]:
         return self.resources[resource].subresources if resource in self.resources else set()
+
+
+def _priority_key(payloads: list[Any]) -> Any:
+    """kmock's payload order: higher priorities first, padded to the same depth."""
+    depth = max((len(p.priorities) for p in payloads), default=0)
+
+    def key(payload: Any) -> tuple[float, ...]:
+        reverse = tuple(-p for p in payload.priorities)
+        return reverse + (0,) * (depth - len(reverse))
+
+    return key
+
+
+def _sees(view: Any, request: kmock.Request, root: Any) -> bool | None:
+    """Whether ``request`` passes a chain of filters and priorities down to ``root``; None
+    when the chain holds anything else (slices, exclusions, groups)."""
+    while view is not root:
+        if type(view) is dsl.Filter:
+            if not view.criteria(request):
+                return False
+        elif type(view) is not dsl.Priority:
+            return None
+        view = view._source
+    return True
 
 
 def _now() -> str:

@@ -7,6 +7,7 @@ an AcceleratorClass, the ``inferenceservice-config`` ConfigMap).
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,7 +17,12 @@ import yaml
 from ..cluster.applying import with_owner
 from ..core.admission import review_inference_service
 from ..core.model_catalog import ModelCatalog
-from ..core.operator_config import CONFIG_MAP_NAME, OperatorConfig, parse_operator_config
+from ..core.operator_config import (
+    CONFIG_MAP_NAME,
+    ConfigError,
+    OperatorConfig,
+    parse_operator_config,
+)
 from ..core.reconciling import LogRecord, ReconcilePlan, Snapshot, reconcile
 from ..core.rendering import render_instance_pods
 from ..core.selection import RuntimeCatalog
@@ -33,15 +39,65 @@ __all__ = ["render_report"]
 API_VERSION = "cli.ome.io/v1alpha1"
 
 
+def _plain(value: Any) -> Any:
+    """``value`` as JSON would carry it: YAML timestamps become RFC 3339 strings, as kubectl
+    reads them, so the report is the same in YAML and JSON."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, datetime.datetime):
+        if value.utcoffset() == datetime.timedelta(0):
+            return value.replace(tzinfo=None).isoformat() + "Z"
+        return value.isoformat()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return value
+
+
+def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``metadata``, or nothing for an object whose metadata is not a mapping."""
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _is_ome(obj: Mapping[str, Any]) -> bool:
+    return str(obj.get("apiVersion", "")).startswith("ome.io/")
+
+
+def _is_object(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` could be stored: a kind, and metadata with a name (else it is ignored)."""
+    meta = obj.get("metadata")
+    return (
+        isinstance(obj.get("kind"), str)
+        and isinstance(meta, Mapping)
+        and isinstance(meta.get("name"), str)
+    )
+
+
 def _namespace(obj: Mapping[str, Any]) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or "default"
+    return _metadata(obj).get("namespace") or "default"
+
+
+def _config_data(obj: Mapping[str, Any]) -> Mapping[str, str] | None:
+    """The ConfigMap's ``data``, checked as the API server would (a map of strings)."""
+    data = obj.get("data")
+    where = f"ConfigMap {_namespace(obj)}/{CONFIG_MAP_NAME}"
+    if data is not None and not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{where} is invalid: data: must be an object (got {json.dumps(data, default=str)})"
+        )
+    for key, value in (data or {}).items():
+        if not isinstance(value, str):
+            found = json.dumps(value, default=str)
+            raise ConfigError(f"{where} is invalid: data.{key}: must be a string (got {found})")
+    return data
 
 
 def _config(objects: Sequence[Mapping[str, Any]]) -> OperatorConfig:
     for obj in objects:
-        meta = obj.get("metadata") or {}
-        if obj.get("kind") == "ConfigMap" and meta.get("name") == CONFIG_MAP_NAME:
-            return parse_operator_config(obj.get("data"))
+        if obj.get("kind") == "ConfigMap" and _metadata(obj).get("name") == CONFIG_MAP_NAME:
+            return parse_operator_config(_config_data(obj))
     return OperatorConfig()
 
 
@@ -91,7 +147,9 @@ def _item(
     }
     if not verdict.allowed:
         return item
-    existing = {(o["kind"], o["metadata"]["name"]): o for o in state if _namespace(o) == namespace}
+    existing = {
+        (o["kind"], _metadata(o).get("name")): o for o in state if _namespace(o) == namespace
+    }
     snapshot = Snapshot(catalog, models, existing, now=now)
     plan = reconcile(isvc, snapshot, config)
     item.update(
@@ -109,10 +167,11 @@ def _item(
 
 def render_report(objects: Sequence[Mapping[str, Any]], *, now: str) -> dict[str, Any]:
     """The RenderReport for every InferenceService in ``objects`` (by namespace, then name)."""
+    objects = [_plain(obj) for obj in objects]
     parsed = [
         (obj, from_manifest(obj))
         for obj in objects
-        if obj.get("apiVersion", "").startswith("ome.io/") and obj.get("kind") in MODEL_BY_KIND
+        if _is_ome(obj) and isinstance(obj.get("kind"), str) and obj["kind"] in MODEL_BY_KIND
     ]
     runtimes = [m for _, m in parsed if isinstance(m, ServingRuntime)]
     models = ModelCatalog.of(m for _, m in parsed if isinstance(m, ModelResource))
@@ -123,7 +182,7 @@ def render_report(objects: Sequence[Mapping[str, Any]], *, now: str) -> dict[str
     state = [
         o
         for o in objects
-        if not o.get("apiVersion", "").startswith("ome.io/") or o.get("kind") == "InferenceReplica"
+        if (not _is_ome(o) or o.get("kind") == "InferenceReplica") and _is_object(o)
     ]
     config = _config(objects)
     items = [_item(isvc, body, runtimes, models, state, config, now) for body, isvc in services]

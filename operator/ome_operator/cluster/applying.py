@@ -22,6 +22,9 @@ __all__ = [
 
 #: Maps the operator owns whole: keys it no longer renders are removed, not left behind.
 _OWNED_MAPS = (("spec", "selector"), ("spec", "selector", "matchLabels"))
+#: Fields of which the operator renders exactly one (a PDB budget, S3.6, S5.5): when it renders
+#: one, the others are removed, or the object would carry two budgets.
+_ONE_OF = ((("spec",), ("minAvailable", "maxUnavailable")),)
 
 
 def is_subset(desired: Any, actual: Any) -> bool:
@@ -71,19 +74,34 @@ def with_owner(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> dict[str, An
     return {**obj, "metadata": metadata}
 
 
+def _at(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        obj = obj.get(key) if isinstance(obj, Mapping) else None
+    return obj
+
+
+def _removals(desired: Mapping[str, Any], existing: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """The paths of fields ``existing`` holds that the operator owns but no longer renders."""
+    found: list[tuple[Any, ...]] = []
+    for path in _OWNED_MAPS:
+        old, new = _at(existing, path), _at(desired, path)
+        if isinstance(old, Mapping) and isinstance(new, Mapping):
+            found.extend((*path, key) for key in old if key not in new)
+    for path, keys in _ONE_OF:
+        old, new = _at(existing, path), _at(desired, path)
+        if isinstance(old, Mapping) and isinstance(new, Mapping) and any(k in new for k in keys):
+            found.extend((*path, key) for key in keys if key in old and key not in new)
+    return found
+
+
 def _patch_for(desired: Mapping[str, Any], existing: Mapping[str, Any]) -> dict[str, Any]:
     patch = {key: value for key, value in desired.items() if key not in ("apiVersion", "kind")}
-    for path in _OWNED_MAPS:
-        old, new = existing, desired
-        for key in path:
-            old = old.get(key) if isinstance(old, Mapping) else None
-            new = new.get(key) if isinstance(new, Mapping) else None
-        if isinstance(old, Mapping) and isinstance(new, Mapping):
-            target = patch
-            for key in path[:-1]:
-                target[key] = dict(target[key])
-                target = target[key]
-            target[path[-1]] = {**{k: None for k in old if k not in new}, **new}
+    for *path, key in _removals(desired, existing):
+        target = patch
+        for part in path:
+            target[part] = dict(target[part])
+            target = target[part]
+        target[key] = None
     return patch
 
 
@@ -98,6 +116,6 @@ def apply_object(
             if exc.status != 409:
                 raise
             existing = api.get(desired)
-    if is_subset(desired, existing):
+    if is_subset(desired, existing) and not _removals(desired, existing):
         return None
     return api.merge_patch(desired, _patch_for(desired, existing))

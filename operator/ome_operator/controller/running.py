@@ -36,6 +36,10 @@ logger = logging.getLogger("ome_operator.controller")
 Key = tuple[str, str]
 
 
+def _version(body: Mapping[str, Any]) -> str | None:
+    return (body.get("metadata") or {}).get("resourceVersion")
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -56,6 +60,8 @@ class Controller:
     _modes: dict[Key, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     _unresolved: set[Key] = field(default_factory=set)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    #: (kind, namespace, name) -> resourceVersion of the object as this controller last wrote it.
+    _own_writes: dict[tuple[Any, Any, Any], Any] = field(default_factory=dict)
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -130,18 +136,24 @@ class Controller:
             self.metrics.record_reconcile(Outcome.PARKED, time.monotonic() - started)
             return False
         snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=_now())
-        plan, outcome = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
+        plan, outcome, written = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
+        known = self.isvcs.get(key)
+        if written is not None and known is not None and _version(known) == _version(body):
+            # The watch has not caught up with our own status write yet: a pass before it does
+            # must not see the old status (a second write, a repeated RuntimeNotFound event).
+            self.isvcs[key] = written
         self._record(key, plan)
         self.metrics.record_reconcile(outcome, time.monotonic() - started)
         return outcome is Outcome.ERROR
 
     def _pass(
         self, key: Key, body: Mapping[str, Any], isvc: InferenceService, snapshot: Snapshot
-    ) -> tuple[ReconcilePlan, Outcome]:
-        """Decide and write, in a worker thread (the config read and writes block)."""
+    ) -> tuple[ReconcilePlan, Outcome, dict[str, Any] | None]:
+        """Decide and write, in a worker thread (the config read and writes block); also returns
+        the InferenceService as the status write left it (None: no status written)."""
         plan = reconcile(isvc, snapshot, self.config_source())
         try:
-            self._write(key, body, snapshot.existing, plan)
+            written = self._write(key, body, snapshot.existing, plan)
         except ApiError as exc:
             logger.error(
                 "Failed to write InferenceService workloads",
@@ -152,8 +164,8 @@ class Controller:
                     "status": exc.status,
                 },
             )
-            return plan, Outcome.ERROR
-        return plan, plan.outcome
+            return plan, Outcome.ERROR, None
+        return plan, plan.outcome, written
 
     # -- writing (worker thread) ---------------------------------------------------------------
 
@@ -168,21 +180,37 @@ class Controller:
         body: Mapping[str, Any],
         existing: Mapping[tuple[str, str], Any],
         plan: ReconcilePlan,
-    ) -> None:
+    ) -> dict[str, Any] | None:
         api = self._client()
         for record in plan.logs:
             level = logging.ERROR if record.level == "error" else logging.INFO
             logger.log(level, record.message, extra=dict(record.fields))
         for obj in plan.apply:
             current = existing.get((obj["kind"], obj["metadata"]["name"]))
-            apply_object(api, with_owner(obj, body), current)
+            written = apply_object(api, with_owner(obj, body), current)
+            if written is not None:
+                self._remember_write(written)
         for obj in plan.delete:
             api.delete(obj)
+        written = None
         if plan.status is not None and plan.status != (body.get("status") or {}):
             patch = merge_patch_between(body.get("status") or {}, plan.status)
-            api.merge_patch(body, {"status": patch}, subresource="status")
+            written = api.merge_patch(body, {"status": patch}, subresource="status")
         for event in plan.events:
             self._post(api, key, body, event)
+        return written
+
+    def _remember_write(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        identity = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+        self._own_writes[identity] = meta.get("resourceVersion")
+
+    def is_own_write(self, obj: Mapping[str, Any]) -> bool:
+        """Whether a watch event only echoes a write of this controller (no re-queue needed)."""
+        meta = obj.get("metadata") or {}
+        identity = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+        version = meta.get("resourceVersion")
+        return version is not None and self._own_writes.get(identity) == version
 
     def _post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
         meta = body["metadata"]

@@ -12,8 +12,8 @@ from typing import Any
 
 from ..core.model_catalog import ModelCatalog
 from ..core.reconciling import Snapshot
-from ..core.selection import RuntimeCatalog
 from ..core.rendering.naming import component_name
+from ..core.selection import RuntimeCatalog
 from ..models import COMPONENTS, InferenceService, ModelResource, ServingRuntime
 
 __all__ = ["Caches", "snapshot_for"]

@@ -84,7 +84,7 @@ def _omenative(
     total = desired
     ready = status.get("readyReplicas", 0)
     serving = status.get("servingReplicas", 0)
-    minimum = total - _resolve_unavailable(max_unavailable, total)
+    minimum = max(total - _resolve_unavailable(max_unavailable, total), 0)
     if total == 0:
         return "False", "NoReplicas", "Component has no desired Instances"
     if ready >= total:

@@ -29,6 +29,8 @@ CONFIG_MAP_NAME = "inferenceservice-config"
 #: ConfigMap key of each mode's budget, and the PdbDefaults field it fills.
 _PDB_MODES = {"rawDeployment": "raw_deployment", "omeNative": "ome_native"}
 
+_PARSE_PDB = "unable to parse podDisruptionBudget config json"
+
 
 class ConfigError(ValueError):
     """The configuration cannot be used."""
@@ -107,13 +109,17 @@ def _pdb(text: str | None) -> PdbDefaults:
     try:
         given = json.loads(text)
     except ValueError:
-        raise PdbConfigError("unable to parse podDisruptionBudget config json") from None
+        raise PdbConfigError(_PARSE_PDB) from None
+    if given is not None and not isinstance(given, dict):
+        raise PdbConfigError(_PARSE_PDB)
     budgets: dict[str, tuple[str, int | str] | None] = {}
     for key, attribute in _PDB_MODES.items():
-        entry = given.get(key) if isinstance(given, dict) else None
+        entry = (given or {}).get(key)
         if entry is None:
             budgets[attribute] = None
             continue
+        if not isinstance(entry, dict):
+            raise PdbConfigError(_PARSE_PDB)
         fields = [f for f in ("minAvailable", "maxUnavailable") if entry.get(f) is not None]
         if len(fields) != 1:
             raise PdbConfigError(

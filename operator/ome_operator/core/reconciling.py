@@ -263,6 +263,14 @@ def _resolve_runtime(
 ) -> _Runtime:
     if isvc.spec.runtime is not None:
         return _named(isvc, snap, model)
+    if model is None:
+        # S7.2.1 denies this at admission; one that got past the webhook is logged and parked.
+        record = LogRecord(
+            "error",
+            "at least one of spec.model or spec.runtime must be set",
+            (("namespace", isvc.namespace), ("inferenceService", isvc.name)),
+        )
+        raise _Stop(ReconcilePlan(Outcome.PARKED, logs=(record,)))
     return _selected(isvc, snap, model)
 
 
@@ -353,6 +361,14 @@ def _workload_key(isvc: InferenceService, name: str, mode: DeploymentMode) -> tu
     return "Deployment", component_name(isvc.name, name)
 
 
+#: Modes with a workload object; another mode's object left behind means a mode change (S3.6).
+_WORKLOAD_MODES = (
+    DeploymentMode.RAW_DEPLOYMENT,
+    DeploymentMode.OME_NATIVE,
+    DeploymentMode.MULTI_NODE,
+)
+
+
 def _desired_instances(objects: tuple[dict[str, Any], ...]) -> int:
     replica = next((o for o in objects if o["kind"] == "InferenceReplica"), {})
     return (replica.get("spec") or {}).get("replicas") or 1
@@ -390,7 +406,8 @@ def _ref(obj: Mapping[str, Any]) -> dict[str, Any]:
 def _budget_moves(
     isvc: InferenceService, comp: _Component, ready: bool, snap: Snapshot
 ) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
-    """S3.6: the PDB keeps protecting the old pods until the new workload is ready."""
+    """S3.6: the PDB keeps protecting the old pods until the new workload is ready; without a
+    mode change in flight, a PDB that differs is a manual edit, reset at once (S5.5)."""
     objects = comp.objects
     desired = next((o for o in objects if o["kind"] == "PodDisruptionBudget"), None)
     existing = snap.existing.get(("PodDisruptionBudget", component_name(isvc.name, comp.name)))
@@ -399,9 +416,27 @@ def _budget_moves(
     same = desired is not None and (existing.get("spec") or {}).get("selector") == (
         desired["spec"].get("selector")
     )
-    if not same and not ready:
+    moving = any(
+        _workload_key(isvc, comp.name, mode) in snap.existing
+        for mode in _WORKLOAD_MODES
+        if mode is not comp.resolved.mode
+    )
+    if not same and not ready and moving:
         return tuple(o for o in objects if o is not desired), ()
     return objects, (() if desired is not None else (_ref(existing),))
+
+
+def _component_writes(
+    isvc: InferenceService, components: list[_Component], ready: dict[str, dict], snap: Snapshot
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The reconciled components' objects to apply and budgets to delete, in component order."""
+    apply: list[dict[str, Any]] = []
+    delete: list[dict[str, Any]] = []
+    for comp in components:
+        objects, removed = _budget_moves(isvc, comp, ready[comp.name]["status"] == "True", snap)
+        apply.extend(objects)
+        delete.extend(removed)
+    return apply, delete
 
 
 def _component_status(
@@ -543,29 +578,26 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
         return ReconcilePlan(Outcome.PARKED, events=(event,))
     model = _model(isvc, snap)
     chosen = _resolve_runtime(isvc, snap, model)
+    previous = _conditions(isvc)
     components: list[_Component] = []
-    applied: list[dict[str, Any]] = []
     for name in isvc.declared_components():
         try:
             comp = _component(isvc, name, chosen.runtime, model, snap, config)
         except (InvalidComponentModeError, ComponentRenderError, InvalidResourceError) as exc:
+            # S6: the earlier components are reconciled in full, their budget moves included.
+            ready = {c.name: _ready(isvc, c, snap, previous) for c in components}
+            apply, delete = _component_writes(isvc, components, ready, snap)
             decisions = replace(chosen.decisions, component_errors=((name, _error_reason(exc)),))
             return ReconcilePlan(
                 Outcome.ERROR,
-                apply=tuple(applied),
+                apply=tuple(apply),
+                delete=tuple(delete),
                 logs=(*chosen.logs, _failure(isvc, name, exc)),
                 decisions=decisions,
             )
         components.append(comp)
-        applied.extend(comp.objects)
-    previous = _conditions(isvc)
     ready = {c.name: _ready(isvc, c, snap, previous) for c in components}
-    apply: list[dict[str, Any]] = []
-    delete: list[dict[str, Any]] = []
-    for comp in components:
-        objects, removed = _budget_moves(isvc, comp, ready[comp.name]["status"] == "True", snap)
-        apply.extend(objects)
-        delete.extend(removed)
+    apply, delete = _component_writes(isvc, components, ready, snap)
     front = components[-1] if components[-1].name == "router" else components[0]
     apply.append(render_entry_service(isvc, component_service(front.objects)))
     delete.extend(_orphans(isvc, snap))

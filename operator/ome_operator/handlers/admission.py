@@ -23,6 +23,8 @@ __all__ = [
     "warning_kind",
 ]
 
+#: kopf registers these in the webhook configuration but serves every operation it is sent,
+#: so the handlers also pass anything else (DELETE above all) unvalidated (S7.1).
 _OPERATIONS = ["CREATE", "UPDATE"]
 _DENIED = 403
 
@@ -62,6 +64,8 @@ def _parse(body: kopf.Body, kind: str, operation: str, memo: kopf.Memo) -> Any:
 async def validate_inference_service(
     body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **kwargs: Any
 ) -> None:
+    if operation not in _OPERATIONS:
+        return
     caches = bind(memo, kwargs).caches
     isvc: InferenceService = _parse(body, "InferenceService", operation, memo)
     model = isvc.spec.model.name if isvc.spec.model else ""
@@ -79,6 +83,8 @@ async def _validate_runtime(
     memo: kopf.Memo,
     kwargs: dict[str, Any],
 ) -> None:
+    if operation not in _OPERATIONS:
+        return
     caches = bind(memo, kwargs).caches
     runtime: ServingRuntime = _parse(body, kind, operation, memo)
     verdict = review_serving_runtime(runtime, caches.accelerator_class_names())

@@ -68,21 +68,26 @@ async def inference_service_changed(
 async def serving_runtime_changed(
     type: str | None, namespace: str, memo: kopf.Memo, **kwargs: Any
 ) -> None:
+    controller = bind(memo, kwargs)
     if type is not None:  # the initial listing changes nothing already queued
-        bind(memo, kwargs).requeue(namespace)
+        controller.requeue(namespace)
 
 
 @kopf.on.event(GROUP, VERSION, "clusterservingruntimes")
 async def cluster_serving_runtime_changed(type: str | None, memo: kopf.Memo, **kwargs: Any) -> None:
+    controller = bind(memo, kwargs)
     if type is not None:
-        bind(memo, kwargs).requeue(None)
+        controller.requeue(None)
 
 
 async def _owner_changed(
     type: str | None, namespace: str, labels: kopf.Labels, memo: kopf.Memo, kwargs: dict[str, Any]
 ) -> None:
-    if type is not None:
-        bind(memo, kwargs).requeue_owner(namespace, labels.get("ome.io/inferenceservice"))
+    controller = bind(memo, kwargs)
+    body = kwargs.get("body")
+    if type is None or (type != "DELETED" and body is not None and controller.is_own_write(body)):
+        return  # the initial listing, or the echo of the controller's own write
+    controller.requeue_owner(namespace, labels.get("ome.io/inferenceservice"))
 
 
 @kopf.on.event("apps", "v1", "deployments", labels=_OWNED)

@@ -6,8 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.builders import make_isvc, make_runtime
-from tests.core.rendering.contexts import make_context
 
 from ome_operator.core.rendering import (
     PdbDefaults,
@@ -16,6 +14,8 @@ from ome_operator.core.rendering import (
     resolve_pdb,
 )
 from ome_operator.core.rendering.disruption_budgets import ome_native_min_available
+from tests.builders import make_isvc, make_runtime
+from tests.core.rendering.contexts import make_context
 
 MODE = "ome.io/deploymentMode"
 
@@ -102,7 +102,8 @@ def test_budget_source(
         pytest.param(
             {"minAvailable": 1},
             {"maxUnavailable": 1},
-            "failed to resolve engine PodDisruptionBudget: runtime vllm engineConfig.maxUnavailable "
+            "failed to resolve engine PodDisruptionBudget: "
+            "runtime vllm engineConfig.maxUnavailable "
             "and spec.engine.minAvailable are both set; only one of minAvailable or "
             "maxUnavailable may be set",
             id="the runtime setting one field and the ISVC the other fails",
@@ -110,14 +111,16 @@ def test_budget_source(
         pytest.param(
             {},
             {"maxUnavailable": "half"},
-            "failed to resolve engine PodDisruptionBudget: runtime vllm engineConfig.maxUnavailable "
+            "failed to resolve engine PodDisruptionBudget: "
+            "runtime vllm engineConfig.maxUnavailable "
             'must be a non-negative integer or a percentage from 0% to 100% (got "half")',
             id="a runtime value that is no percentage fails",
         ),
         pytest.param(
             {"maxUnavailable": 1},
             {"maxUnavailable": "150%"},
-            "failed to resolve engine PodDisruptionBudget: runtime vllm engineConfig.maxUnavailable "
+            "failed to resolve engine PodDisruptionBudget: "
+            "runtime vllm engineConfig.maxUnavailable "
             'must be a non-negative integer or a percentage from 0% to 100% (got "150%")',
             id="an invalid runtime value fails even when the ISVC overrides it",
         ),

@@ -10,17 +10,19 @@ import pathlib
 
 import pytest
 import yaml
-from tests.core.rendering.contexts import assert_matches_golden, make_context
 
 from ome_operator.core.rendering import ComponentContext, render_component, render_instance_pods
 from ome_operator.models import InferenceService, ModelResource, ServingRuntime, from_manifest
+from tests.core.rendering.contexts import assert_matches_golden, make_context
 
 CASES = pathlib.Path(__file__).parent / "cases"
 
 
 def load_case(name: str, component: str) -> ComponentContext:
     """The context of ``component`` in case ``name``: its InferenceService, runtime and model."""
-    objects = [from_manifest(doc) for doc in yaml.safe_load_all((CASES / f"{name}.yaml").read_text())]
+    objects = [
+        from_manifest(doc) for doc in yaml.safe_load_all((CASES / f"{name}.yaml").read_text())
+    ]
     isvc = next(o for o in objects if isinstance(o, InferenceService))
     runtime = next(o for o in objects if isinstance(o, ServingRuntime))
     model = next((o for o in objects if isinstance(o, ModelResource)), None)

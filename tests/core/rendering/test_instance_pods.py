@@ -1,4 +1,5 @@
-"""Rules of SPEC S5.4.3–S5.4.5: the pods of one OMENative Instance, made from an InferenceReplica."""
+"""Rules of SPEC S5.4.3–S5.4.5: the pods of one OMENative Instance, made from its
+InferenceReplica."""
 
 from __future__ import annotations
 

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.builders import make_isvc
 
 from ome_operator.core import rendering
 from ome_operator.core.rendering import component_url, entry_url, object_name
 from ome_operator.core.rendering.naming import app_label, instance_pod_name
+from tests.builders import make_isvc
 
 
 def test_the_package_exports_exactly_its_public_api() -> None:
@@ -39,7 +39,9 @@ def test_the_package_exports_exactly_its_public_api() -> None:
     ("parts", "expected"),
     [
         pytest.param(("llama", "engine"), "llama-engine", id="parts are joined with a dash"),
-        pytest.param(("lws", "llama", "decoder"), "lws-llama-decoder", id="the lws prefix is a part"),
+        pytest.param(
+            ("lws", "llama", "decoder"), "lws-llama-decoder", id="the lws prefix is a part"
+        ),
         pytest.param(
             ("x" * 56, "engine"),
             "x" * 56 + "-engine",
@@ -74,9 +76,7 @@ def test_object_name(parts: tuple[str, ...], expected: str) -> None:
         pytest.param(
             "x" * 60, "router", "x" * 60 + "-ro", id="a long app label is cut to 63 characters"
         ),
-        pytest.param(
-            "x" * 62, "engine", "x" * 62, id="a cut app label does not end with a dash"
-        ),
+        pytest.param("x" * 62, "engine", "x" * 62, id="a cut app label does not end with a dash"),
     ],
 )
 def test_app_label(isvc: str, component: str, expected: str) -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from tests.builders import make_isvc, make_runtime
-from tests.core.rendering.contexts import make_context
 
 from ome_operator.core.rendering import PlaceholderError, render_component
 from ome_operator.core.rendering.placeholders import render_placeholders, render_template
 from ome_operator.models import InferenceService, from_manifest
+from tests.builders import make_isvc, make_runtime
+from tests.core.rendering.contexts import make_context
 
 
 def _isvc() -> InferenceService:
@@ -30,7 +30,9 @@ def _isvc() -> InferenceService:
     ("template", "expected"),
     [
         pytest.param("{{.Name}}", "llama", id="Name is the ISVC name"),
-        pytest.param("{{ .Namespace }}", "llm", id="Namespace is the ISVC namespace, spaces allowed"),
+        pytest.param(
+            "{{ .Namespace }}", "llm", id="Namespace is the ISVC namespace, spaces allowed"
+        ),
         pytest.param("{{.Labels.app}}", "chat", id="the field form reads a label"),
         pytest.param("{{.Annotations.note}}", "hi", id="the field form reads an annotation"),
         pytest.param(
@@ -59,7 +61,9 @@ def _isvc() -> InferenceService:
             id="several actions in one string are all rendered",
         ),
         pytest.param("plain }} text", "plain }} text", id="closing braces alone are text"),
-        pytest.param("$(MODEL_PATH)", "$(MODEL_PATH)", id="a Kubernetes variable is not a template"),
+        pytest.param(
+            "$(MODEL_PATH)", "$(MODEL_PATH)", id="a Kubernetes variable is not a template"
+        ),
     ],
 )
 def test_template_renders(template: str, expected: str) -> None:
@@ -124,7 +128,7 @@ def test_every_string_of_a_runner_is_rendered_and_other_values_kept() -> None:
             "engine",
             {"engine": {"runner": {"args": ["--ok", "--name={{.Name"]}}},
             {},
-            'failed to render placeholders in spec.engine.runner.args[1]: malformed template '
+            "failed to render placeholders in spec.engine.runner.args[1]: malformed template "
             '"--name={{.Name": unclosed action',
             id="the error names the runner field path and the template",
         ),

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.builders import make_isvc, make_model, make_runtime
-from tests.core.rendering.contexts import make_context
 
 from ome_operator.core.rendering import ResourceQuantityError
 from ome_operator.core.rendering.pod_specs import render_pod_spec
+from tests.builders import make_isvc, make_model, make_runtime
+from tests.core.rendering.contexts import make_context
 
 MODE = "ome.io/deploymentMode"
 GPU = "nvidia.com/gpu"
@@ -142,7 +142,9 @@ def test_without_a_model_nothing_model_related_is_added() -> None:
     engine = {"runner": {"image": "img", "args": ["--model", "$(MODEL_PATH)"]}}
     ctx = make_context(make_isvc("llama", model=None, engine=engine), make_runtime("rt"))
     assert render_pod_spec(ctx, "default") == {
-        "containers": [{"name": "ome-container", "image": "img", "args": ["--model", "$(MODEL_PATH)"]}]
+        "containers": [
+            {"name": "ome-container", "image": "img", "args": ["--model", "$(MODEL_PATH)"]}
+        ]
     }
 
 
@@ -303,7 +305,9 @@ def test_leader_pod_fields_are_merged_over_the_component_fields() -> None:
 
 
 def test_router_pods_get_no_runtime_node_selector_model_selector_or_model_path() -> None:
-    isvc = make_isvc("llama", router={"runner": {"image": "router"}, "config": {"B": "2", "A": "1"}})
+    isvc = make_isvc(
+        "llama", router={"runner": {"image": "router"}, "config": {"B": "2", "A": "1"}}
+    )
     runtime = make_runtime("rt", nodeSelector={"pool": "gpu"})
     model = make_model("llama", storage={"path": "/models/llama", "storageUri": "s"})
     ctx = make_context(isvc, runtime, "router", model=model)

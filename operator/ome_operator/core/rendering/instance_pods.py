@@ -45,13 +45,9 @@ def render_instance_pods(
         replicas=spec.get("replicas") or 1,  # nil or 0 means one Instance (S1.7)
         revision=revision_hash(runners),
         multi_pod=any(runner["name"] != "default" for runner in runners),
-        workers=sum(runner.get("size", 1) for runner in runners if runner["name"] == "worker"),
+        workers=sum(_size(runner) for runner in runners if runner["name"] == "worker"),
     )
-    return [
-        instance.pod(runner, ordinal)
-        for runner in runners
-        for ordinal in range(runner.get("size", 1))
-    ]
+    return [instance.pod(runner, ordinal) for runner in runners for ordinal in range(_size(runner))]
 
 
 @dataclass(frozen=True)
@@ -94,7 +90,7 @@ class _Instance:
         if annotations := template_meta.get("annotations"):
             metadata["annotations"] = sorted_map(annotations)
         spec = template.get("spec") or {}
-        env = self.env(role, runner.get("size", 1), ordinal)
+        env = self.env(role, _size(runner), ordinal)
         spec["containers"] = [_with_env(c, env) for c in spec.get("containers", [])]
         spec["hostname"] = name
         spec["subdomain"] = self.headless
@@ -128,6 +124,12 @@ class _Instance:
                 ("OME_INSTANCE_POD_COUNT", str(1 + self.workers)),
             ]
         return env
+
+
+def _size(runner: Mapping[str, Any]) -> int:
+    """A runner's pod count; an absent size is one pod."""
+    size = runner.get("size")
+    return 1 if size is None else size
 
 
 def _with_env(container: Mapping[str, Any], env: list[tuple[str, str]]) -> dict[str, Any]:

@@ -138,25 +138,14 @@ def render_pod_spec(ctx: ComponentContext, role: Role) -> dict[str, Any]:
     part = getattr(ctx.merged, role, None) if role != "default" else None
     if part is not None:
         spec = merge_values(spec, _pod_fields(part.raw()))
-    serves_model = ctx.component != "router"
-    runner, path = _role_runner(ctx, role)
+    serves_model = ctx.component != "router"  # S5.1.5 and S5.1.6 are for engine and decoder
+    runner = _render_runner(ctx, role)
     if runner is not None:
-        runner = render_placeholders(runner, ctx.isvc, path)
-        runner["name"] = runner.get("name") or DEFAULT_RUNNER_NAME
-        if ctx.component == "router":
-            # Router config values are runner env too, so placeholders apply to them (S5.1.7).
-            config_path = f"spec.{ctx.component}.config"
-            for key, value in sorted(ctx.merged.config.items()):
-                value = render_template(value, ctx.isvc, child_path(config_path, key))
-                runner["env"] = set_env(runner.get("env", []), key, value)
-        else:
-            runner = _with_runner_env(ctx, runner, path)
         spec["containers"] = _merge_container(spec.get("containers", []), runner)
         volume = _model_volume(ctx.model) if serves_model else None
-        if volume is not None and not any(
-            v.get("name") == volume["name"] for v in spec.get("volumes", [])
-        ):
-            spec["volumes"] = [*spec.get("volumes", []), volume]
+        volumes = spec.get("volumes", [])
+        if volume is not None and not any(v.get("name") == volume["name"] for v in volumes):
+            spec["volumes"] = [*volumes, volume]
     node_selector = sorted_map(
         ctx.runtime.spec.node_selector if serves_model else {},
         spec.get("nodeSelector", {}),
@@ -208,6 +197,24 @@ def _role_runner(ctx: ComponentContext, role: Role) -> tuple[dict[str, Any] | No
         return copy.deepcopy(part.runner), f"{base}.{role}.runner"
     runner = ctx.merged.runner
     return (copy.deepcopy(runner) if runner is not None else None), f"{base}.runner"
+
+
+def _render_runner(ctx: ComponentContext, role: Role) -> dict[str, Any] | None:
+    """The role's runner with placeholders rendered, a name, and its environment: router config
+    entries for the router, S5.1.5 for an engine or decoder."""
+    runner, path = _role_runner(ctx, role)
+    if runner is None:
+        return None
+    runner = render_placeholders(runner, ctx.isvc, path)
+    runner["name"] = runner.get("name") or DEFAULT_RUNNER_NAME
+    if ctx.component != "router":
+        return _with_runner_env(ctx, runner, path)
+    # Config entries become runner env, so placeholders apply to them too (S5.1.4, S5.1.7).
+    config_path = f"spec.{ctx.component}.config"
+    for key, value in sorted(ctx.merged.config.items()):
+        rendered = render_template(value, ctx.isvc, child_path(config_path, key))
+        runner["env"] = set_env(runner.get("env", []), key, rendered)
+    return runner
 
 
 def _with_runner_env(ctx: ComponentContext, runner: dict[str, Any], path: str) -> dict[str, Any]:

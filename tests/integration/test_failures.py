@@ -1,0 +1,336 @@
+"""Failures the real operator survives: component failures (S6), bad input, a runtime deleted
+under a running InferenceService (S8.2), API errors and broken watches (S9)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kmock
+import pytest
+from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
+from tests.integration.observing import (
+    CSR,
+    DEPLOYMENT,
+    ISVC,
+    MODEL_STORAGE,
+    RUNNER,
+    condition_of,
+    delete,
+    event_summary,
+    events_for,
+    make_available,
+    owned_objects,
+    patch,
+    requests,
+    seed,
+    status_of,
+    status_writes,
+    stored,
+    without_times,
+)
+from tests.support.kube_access import apply_object, eventually
+
+LLAMA = model_manifest("llama", storage=MODEL_STORAGE)
+VLLM = runtime_manifest("vllm", engineConfig={"runner": RUNNER})
+CONTROLLER = "ome_operator.controller"
+FIELDS = ("component", "namespace", "inferenceService", "error", "status")
+
+
+def records(caplog: pytest.LogCaptureFixture, logger: str, message: str) -> list[dict[str, Any]]:
+    """The level and structured fields of every record of ``logger`` with this message."""
+    return [
+        {"level": r.levelname, **{k: getattr(r, k) for k in FIELDS if hasattr(r, k)}}
+        for r in caplog.records
+        if r.name == logger and r.getMessage() == message
+    ]
+
+
+def engine_objects(name: str) -> set[tuple[str, str]]:
+    return {
+        ("Deployment", f"{name}-engine"),
+        ("Service", f"{name}-engine"),
+        ("PodDisruptionBudget", f"{name}-engine"),
+    }
+
+
+@pytest.mark.kmock(strict=False)
+async def test_an_invalid_router_mode_fails_the_router_every_pass_and_only_the_router(
+    kube, operator, caplog
+):
+    caplog.set_level(logging.ERROR, logger=CONTROLLER)
+    router_config = {"annotations": {"ome.io/deploymentMode": "MultiNode"}, "runner": RUNNER}
+    runtime = runtime_manifest("vllm", engineConfig={"runner": RUNNER}, routerConfig=router_config)
+    await seed(kube, operator, runtime, LLAMA)
+    await apply_object(kube, isvc_manifest("chat", router={}))
+
+    def failures() -> list[dict[str, Any]]:
+        return records(caplog, CONTROLLER, "Failed to reconcile component")
+
+    await eventually(lambda: len(failures()) >= 3)  # retried with backoff
+    errors = 'ome_component_reconcile_errors_total'
+    counted = operator.metric(errors, component="router", reason="invalid_deployment_mode")
+    await eventually(
+        lambda: operator.metric(errors, component="router", reason="invalid_deployment_mode")
+        > counted
+    )
+
+    assert set(map(str, failures())) == {
+        str({
+            "level": "ERROR",
+            "component": "router",
+            "namespace": "default",
+            "inferenceService": "chat",
+            "error": "invalid deployment mode for router",
+        })
+    }
+    assert owned_objects(kube) == engine_objects("chat")  # no router, no entry Service
+    assert events_for(kube, "chat") == []
+    assert status_writes(kube, "chat") == 0
+    assert status_of(kube, "chat") == {}
+
+    runner = {**RUNNER, "image": "vllm:2"}
+    await patch(kube, CSR, None, "vllm", {"spec": {"engineConfig": {"runner": runner}}})
+    await eventually(
+        lambda: stored(kube, DEPLOYMENT, "default", "chat-engine")["spec"]["template"]["spec"][
+            "containers"
+        ][0]["image"]
+        == "vllm:2"
+    )
+    assert owned_objects(kube) == engine_objects("chat")
+    assert status_writes(kube, "chat") == 0
+
+
+@pytest.mark.parametrize(
+    ("engine", "error"),
+    [
+        pytest.param(
+            {"minReplicas": "two"},
+            'InferenceService "default/bad" is invalid: spec.engine.minReplicas: must be an integer '
+            '(got "two")',
+            id="a string minReplicas is reported with its field",
+        ),
+        pytest.param(
+            {"runner": "vllm:1"},
+            'InferenceService "default/bad" is invalid: spec.engine.runner: must be an object '
+            '(got "vllm:1")',
+            id="a string runner is reported with its field",
+        ),
+        pytest.param(
+            {"annotations": {"ome.io/deploymentMode": 1}},
+            'InferenceService "default/bad" is invalid: '
+            'spec.engine.annotations["ome.io/deploymentMode"]: '
+            "must be a string (got 1)",
+            id="a number annotation is reported with its key",
+        ),
+    ],
+)
+async def test_a_malformed_inference_service_is_logged_and_others_still_reconcile(
+    kube, operator, caplog, engine, error
+):
+    caplog.set_level(logging.ERROR, logger=CONTROLLER)
+    await seed(kube, operator, VLLM, LLAMA)
+    await apply_object(kube, isvc_manifest("bad", engine=engine))
+    await apply_object(kube, isvc_manifest("good"))
+    await eventually(lambda: records(caplog, CONTROLLER, "Invalid InferenceService"))
+    await eventually(lambda: status_of(kube, "good"))
+    await operator.settled()
+
+    assert records(caplog, CONTROLLER, "Invalid InferenceService") == [
+        {"level": "ERROR", "namespace": "default", "inferenceService": "bad", "error": error}
+    ]
+    assert owned_objects(kube) == {*engine_objects("good"), ("Service", "good")}
+    assert status_of(kube, "bad") == {}
+    assert not any(task.done() for task in operator.controller._tasks)  # no worker died
+
+    await patch(kube, ISVC, "default", "bad", {"spec": {"engine": {
+        "minReplicas": 2, "runner": None, "annotations": None
+    }}})
+    await eventually(lambda: stored(kube, DEPLOYMENT, "default", "bad-engine"))
+    assert stored(kube, DEPLOYMENT, "default", "bad-engine")["spec"]["replicas"] == 2
+
+
+async def test_a_malformed_runtime_is_ignored_until_it_is_fixed(kube, operator, caplog):
+    caplog.set_level(logging.ERROR, logger="kopf.objects")
+    broken = runtime_manifest("broken", engineConfig={"runner": RUNNER})
+    broken["spec"]["supportedModelFormats"] = "safetensors"
+    await seed(kube, operator, VLLM, LLAMA)
+    await apply_object(kube, broken)
+    await apply_object(kube, isvc_manifest("named", runtime={"name": "broken"}))
+    await apply_object(kube, isvc_manifest("auto"))
+    await eventually(lambda: status_of(kube, "named") and status_of(kube, "auto"))
+    await operator.settled()
+
+    assert [r.getMessage() for r in caplog.records if r.name == "kopf.objects"] == [
+        "Ignoring a malformed object: ClusterServingRuntime \"broken\" is invalid: "
+        'spec.supportedModelFormats: must be a list (got "safetensors")'
+    ]
+    assert without_times([condition_of(kube, "named", "RuntimeReady")]) == [
+        {
+            "type": "RuntimeReady",
+            "status": "False",
+            "reason": "RuntimeNotFound",
+            "message": "runtime broken not found in namespace default or at cluster scope",
+            "severity": "Info",
+        }
+    ]
+    assert status_of(kube, "auto")["runtime"] == {
+        "kind": "ClusterServingRuntime",
+        "name": "vllm",
+        "selection": "Selected",
+    }
+
+    await patch(kube, CSR, None, "broken", {"spec": {"supportedModelFormats": [entry()]}})
+    await eventually(lambda: stored(kube, DEPLOYMENT, "default", "named-engine"))
+    await operator.settled()
+    assert condition_of(kube, "named", "RuntimeReady")["reason"] == "RuntimeResolved"
+
+
+@pytest.mark.parametrize(
+    ("runtime", "message"),
+    [
+        pytest.param(
+            {"name": "vllm"},
+            "runtime vllm not found in namespace default or at cluster scope",
+            id="a deleted named runtime",
+        ),
+        pytest.param(
+            None,
+            "no runtime found to support model safetensors with format safetensors in "
+            "namespace default",
+            id="a deleted auto-selected runtime",
+        ),
+    ],
+)
+async def test_a_runtime_deleted_under_a_running_service_keeps_its_workloads(
+    kube, operator, runtime, message
+):
+    await seed(kube, operator, VLLM, LLAMA)
+    created = await apply_object(kube, isvc_manifest("chat", runtime=runtime))
+    await eventually(lambda: stored(kube, DEPLOYMENT, "default", "chat-engine"))
+    await make_available(kube, "default", "chat-engine")
+    await eventually(lambda: (condition_of(kube, "chat", "Ready") or {}).get("status") == "True")
+    await operator.settled()
+    before = status_of(kube, "chat")
+    objects = {key: stored(kube, *key) for key in [(DEPLOYMENT, "default", "chat-engine")]}
+    mark = len(requests(kube))
+
+    await delete(kube, CSR, None, "vllm")
+    await eventually(lambda: condition_of(kube, "chat", "RuntimeReady"))
+    await operator.settled()
+
+    after = status_of(kube, "chat")
+    *kept, runtime_ready = after.pop("conditions")
+    assert without_times([runtime_ready]) == [
+        {"type": "RuntimeReady", "status": "False", "reason": "RuntimeNotFound",
+         "message": message, "severity": "Info"}
+    ]
+    assert kept == before.pop("conditions")  # Ready and the others keep their values
+    assert after == before
+    assert [event_summary(e) for e in events_for(kube, "chat")] == [
+        {
+            "type": "Warning",
+            "reason": "RuntimeNotFound",
+            "message": message,
+            "involvedObject": {"apiVersion": "ome.io/v1beta1", "kind": "InferenceService",
+                               "namespace": "default", "name": created["metadata"]["name"]},
+            "source": {"component": "v1beta1Controllers"},
+        }
+    ]
+    assert {key: stored(kube, *key) for key in objects} == objects
+    assert owned_objects(kube) == {*engine_objects("chat"), ("Service", "chat")}
+    assert [w for w in _writes_but_events(kube, mark)] == [
+        "DELETE /apis/ome.io/v1beta1/clusterservingruntimes/vllm",
+        "PATCH /apis/ome.io/v1beta1/namespaces/default/inferenceservices/chat/status",
+    ]
+
+
+def _writes_but_events(kube, mark: int) -> list[str]:
+    return [
+        f"{r.method.name} {r.url.path}"
+        for r in requests(kube, mark)
+        if r.method != kmock.method.GET and not r.url.path.endswith("/events")
+    ]
+
+
+@pytest.mark.kmock(strict=False)
+@pytest.mark.parametrize(
+    ("fault", "failed"),
+    [
+        pytest.param(
+            {"action": "create", "resource": DEPLOYMENT},
+            "POST /apis/apps/v1/namespaces/default/deployments",
+            id="a 500 on the Deployment create",
+        ),
+        pytest.param(
+            {"method": "PATCH", "resource": ISVC, "subresource": "status"},
+            "PATCH /apis/ome.io/v1beta1/namespaces/default/inferenceservices/chat/status",
+            id="a 500 on the status write",
+        ),
+    ],
+)
+async def test_an_api_error_is_logged_and_retried_until_written_once(
+    kube, operator, caplog, fault, failed
+):
+    caplog.set_level(logging.ERROR, logger=CONTROLLER)
+    await seed(kube, operator, VLLM, LLAMA)
+    injected = kube.inject_fault(500, **fault)
+    mark = len(requests(kube))
+    await apply_object(kube, isvc_manifest("chat"))
+    await eventually(lambda: status_of(kube, "chat"))
+    await operator.settled()
+
+    assert injected.hits == 1
+    assert records(caplog, CONTROLLER, "Failed to write InferenceService workloads") == [
+        {
+            "level": "ERROR",
+            "namespace": "default",
+            "inferenceService": "chat",
+            "error": "injected fault: HTTP 500",
+            "status": 500,
+        }
+    ]
+    assert operator.metric("ome_inferenceservice_reconcile_total", result="error") == 1
+    sent = [f"{r.method.name} {r.url.path}" for r in requests(kube, mark)]
+    assert sent.count(failed) == 2  # the failed request and its retry
+    deployment = kube.objects[kmock.resource(DEPLOYMENT), "default", "chat-engine"]
+    assert len(deployment.history) == 1  # created exactly once
+    assert owned_objects(kube) == {*engine_objects("chat"), ("Service", "chat")}
+
+
+@pytest.fixture(
+    params=[
+        pytest.param((b"",), id="the InferenceService watch ends"),
+        pytest.param(
+            (b"", {"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1",
+                                               "status": "Failure", "code": 410,
+                                               "reason": "Expired"}}),
+            id="the InferenceService watch expires (410 Gone)",
+        ),
+    ]
+)
+def broken_isvc_watch(kube, request) -> None:
+    """The operator's first InferenceService watch breaks at once (set before it starts)."""
+    kube[kmock.action.WATCH, kmock.resource(ISVC)][:1] << request.param
+
+
+@pytest.mark.kmock(strict=False)
+async def test_changes_after_a_broken_watch_are_still_reconciled(
+    kube, broken_isvc_watch, operator
+):
+    def watches() -> int:
+        return sum(
+            1 for r in requests(kube)
+            if r.action == kmock.action.WATCH and r.resource is not None
+            and r.resource.plural == "inferenceservices"
+        )
+
+    await eventually(lambda: watches() >= 2)
+    await seed(kube, operator, VLLM, LLAMA)
+    await apply_object(kube, isvc_manifest("chat"))
+    await eventually(lambda: stored(kube, DEPLOYMENT, "default", "chat-engine"))
+
+    await patch(kube, ISVC, "default", "chat", {"spec": {"engine": {"minReplicas": 3}}})
+    await eventually(
+        lambda: stored(kube, DEPLOYMENT, "default", "chat-engine")["spec"]["replicas"] == 3
+    )
