@@ -49,32 +49,50 @@ def _runtimes(count: int) -> list[dict[str, Any]]:
     for i in range(count):
         cluster = i % 4 != 0
         formats = [entry("safetensors" if i % 3 else "gguf", autoSelect=True, priority=1 + i % 3)]
-        runtime = runtime_manifest(f"runtime-{i:03d}", cluster=cluster,
-                                   namespace=NAMESPACES[i % len(NAMESPACES)], formats=formats,
-                                   size_range=("1B", f"{10 + i % 90}B"))
+        runtime = runtime_manifest(
+            f"runtime-{i:03d}",
+            cluster=cluster,
+            namespace=NAMESPACES[i % len(NAMESPACES)],
+            formats=formats,
+            size_range=("1B", f"{10 + i % 90}B"),
+        )
         runtime["spec"]["engineConfig"] = {
-            "runner": {"name": "ome-container", "image": f"vllm:{i}",
-                       "ports": [{"containerPort": 8080, "name": "http1"}]}}
+            "runner": {
+                "name": "ome-container",
+                "image": f"vllm:{i}",
+                "ports": [{"containerPort": 8080, "name": "http1"}],
+            }
+        }
         found.append(runtime)
     return found
 
 
 def _isvcs(count: int) -> list[dict[str, Any]]:
-    return [isvc_manifest(f"chat-{i:04d}", namespace=NAMESPACES[i % len(NAMESPACES)],
-                          model="llama") for i in range(count)]
+    return [
+        isvc_manifest(f"chat-{i:04d}", namespace=NAMESPACES[i % len(NAMESPACES)], model="llama")
+        for i in range(count)
+    ]
 
 
 def _model() -> dict[str, Any]:
-    return model_manifest("llama", modelParameterSize="8B",
-                          storage={"path": "/models/llama", "storageUri": "hf://llama"})
+    return model_manifest(
+        "llama",
+        modelParameterSize="8B",
+        storage={"path": "/models/llama", "storageUri": "hf://llama"},
+    )
 
 
 def _collection(obj: dict[str, Any]) -> str:
     api_version, kind = obj["apiVersion"], obj["kind"]
-    plural = {"ServingRuntime": "servingruntimes", "ClusterServingRuntime":
-              "clusterservingruntimes", "ClusterBaseModel": "clusterbasemodels",
-              "InferenceService": "inferenceservices", "Deployment": "deployments",
-              "Service": "services", "PodDisruptionBudget": "poddisruptionbudgets"}[kind]
+    plural = {
+        "ServingRuntime": "servingruntimes",
+        "ClusterServingRuntime": "clusterservingruntimes",
+        "ClusterBaseModel": "clusterbasemodels",
+        "InferenceService": "inferenceservices",
+        "Deployment": "deployments",
+        "Service": "services",
+        "PodDisruptionBudget": "poddisruptionbudgets",
+    }[kind]
     root = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
     namespace = obj["metadata"].get("namespace")
     if kind.startswith("Cluster"):
@@ -87,8 +105,9 @@ def _create_all(api: KubeApi, objects: list[dict[str, Any]], workers: int) -> No
         list(pool.map(lambda o: api.request("POST", _collection(o), o), objects))
 
 
-def _patch_statuses(api: KubeApi, statuses: list[tuple[dict[str, Any], dict[str, Any]]],
-                    workers: int) -> None:
+def _patch_statuses(
+    api: KubeApi, statuses: list[tuple[dict[str, Any], dict[str, Any]]], workers: int
+) -> None:
     def patch(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
         isvc, status = pair
         api.merge_patch(isvc, {"status": status}, subresource="status")
@@ -135,8 +154,9 @@ def _converged(kube: ApiServerLikeEmulator, isvcs: list[dict[str, Any]]) -> bool
     return True
 
 
-async def _operator_phase(options: argparse.Namespace, tmp: pathlib.Path
-                          ) -> tuple[float, dict[str, Any]]:
+async def _operator_phase(
+    options: argparse.Namespace, tmp: pathlib.Path
+) -> tuple[float, dict[str, Any]]:
     async with _Cluster(tmp) as kube:
         api = kube_api()
         seeds = [_model(), *_runtimes(options.runtimes)]
@@ -153,16 +173,32 @@ async def _operator_phase(options: argparse.Namespace, tmp: pathlib.Path
             converge = time.perf_counter() - started
             await operator.settled(timeout=60)
             requests = list(kube)[before:]
-            reconciles = sum(operator.metric("ome_inferenceservice_reconcile_total", result=r)
-                             for r in ("success", "error", "parked"))
+            reconciles = sum(
+                operator.metric("ome_inferenceservice_reconcile_total", result=r)
+                for r in ("success", "error", "parked")
+            )
             lists = len(kube[kmock.action.LIST]) - lists_before
             writes = [r for r in requests if r.method.upper() in _WRITES]
-            objects = {kind: [dict(o) for (res, _, _), o in kube.objects.items()
-                              if o and res == kube.resource(kind)]
-                       for kind in ("apps/v1/deployments", "v1/services",
-                                    "policy/v1/poddisruptionbudgets", ISVC)}
-        stats = {"requests": len(requests) - options.isvcs, "reconciles": reconciles,
-                 "lists": lists, "writes": len(writes), "objects": objects}
+            objects = {
+                kind: [
+                    dict(o)
+                    for (res, _, _), o in kube.objects.items()
+                    if o and res == kube.resource(kind)
+                ]
+                for kind in (
+                    "apps/v1/deployments",
+                    "v1/services",
+                    "policy/v1/poddisruptionbudgets",
+                    ISVC,
+                )
+            }
+        stats = {
+            "requests": len(requests) - options.isvcs,
+            "reconciles": reconciles,
+            "lists": lists,
+            "writes": len(writes),
+            "objects": objects,
+        }
         return converge, stats
 
 
@@ -177,26 +213,40 @@ def _data(value: Any) -> Any:
 
 def _plain(obj: dict[str, Any]) -> dict[str, Any]:
     obj = _data(obj)
-    meta = {k: v for k, v in obj["metadata"].items()
-            if k in ("name", "namespace", "labels", "annotations", "ownerReferences")}
+    meta = {
+        k: v
+        for k, v in obj["metadata"].items()
+        if k in ("name", "namespace", "labels", "annotations", "ownerReferences")
+    }
     return {**{k: v for k, v in obj.items() if k not in ("metadata", "status")}, "metadata": meta}
 
 
-async def _bare_phase(options: argparse.Namespace, tmp: pathlib.Path,
-                      objects: dict[str, list[dict[str, Any]]]) -> float:
+async def _bare_phase(
+    options: argparse.Namespace, tmp: pathlib.Path, objects: dict[str, list[dict[str, Any]]]
+) -> float:
     async with _Cluster(tmp) as kube:
         api = kube_api()
         seeds = [_model(), *_runtimes(options.runtimes)]
         await asyncio.to_thread(_create_all, api, seeds, options.workers)
         isvcs = _isvcs(options.isvcs)
-        workloads = [_plain(o) for kind in ("apps/v1/deployments", "v1/services",
-                                            "policy/v1/poddisruptionbudgets")
-                     for o in objects[kind]]
-        statuses = [(i, _data(o.get("status") or {})) for i, o in
-                    zip(isvcs, sorted(objects[ISVC], key=lambda o: (
-                        o["metadata"]["namespace"], o["metadata"]["name"])), strict=False)]
-        statuses.sort(key=lambda pair: (pair[0]["metadata"]["namespace"],
-                                        pair[0]["metadata"]["name"]))
+        workloads = [
+            _plain(o)
+            for kind in ("apps/v1/deployments", "v1/services", "policy/v1/poddisruptionbudgets")
+            for o in objects[kind]
+        ]
+        statuses = [
+            (i, _data(o.get("status") or {}))
+            for i, o in zip(
+                isvcs,
+                sorted(
+                    objects[ISVC], key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"])
+                ),
+                strict=False,
+            )
+        ]
+        statuses.sort(
+            key=lambda pair: (pair[0]["metadata"]["namespace"], pair[0]["metadata"]["name"])
+        )
         started = time.perf_counter()
         await asyncio.to_thread(_create_all, api, isvcs, options.workers)
         await asyncio.to_thread(_create_all, api, workloads, options.workers)
@@ -212,10 +262,14 @@ async def _main(options: argparse.Namespace) -> None:
         bare = await _bare_phase(options, pathlib.Path(tmp), stats["objects"])
     reconciles = max(stats["reconciles"], 1)
     print(f"isvcs: {options.isvcs}, runtimes: {options.runtimes}, workers: {options.workers}")
-    print(f"reconciles: {int(stats['reconciles'])}, requests: {stats['requests']}, "
-          f"writes: {stats['writes']}")
-    print(f"api requests per reconcile: {stats['requests'] / reconciles:.2f} "
-          f"(lists: {stats['lists'] / reconciles:.2f})")
+    print(
+        f"reconciles: {int(stats['reconciles'])}, requests: {stats['requests']}, "
+        f"writes: {stats['writes']}"
+    )
+    print(
+        f"api requests per reconcile: {stats['requests'] / reconciles:.2f} "
+        f"(lists: {stats['lists'] / reconciles:.2f})"
+    )
     print(f"converge: {converge:.2f} s, bare writes: {bare:.2f} s, ratio {converge / bare:.2f}")
 
 

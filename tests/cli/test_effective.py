@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
 
 from ome_operator.cli.effective import (
     UNAVAILABLE_CONTEXT_ROWS,
@@ -25,8 +24,8 @@ from ome_operator.cli.effective import (
     run_effective,
     selection_context_rows,
 )
-from ome_operator.cli.effective_report import (
-    build_report,
+from ome_operator.cli.effective_report import build_report
+from ome_operator.cli.effective_vocabulary import (
     drift_of,
     inheritance_of,
     live_relation,
@@ -40,6 +39,7 @@ from ome_operator.cluster.manifests import ManifestReader
 from ome_operator.cluster.objects import INFERENCE_SERVICE, ReadTimeoutError, Resource
 from ome_operator.core.selection import RuntimeCatalog
 from ome_operator.models import RuntimeRef, from_manifest
+from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
 
 TIMEOUT = "the server was unable to return a response in the time allotted"
 MODE = "ome.io/deploymentMode"

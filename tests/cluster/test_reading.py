@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.support.kube_access import apply_object
 
 from ome_operator.cluster.connection import ConnectionFlags
 from ome_operator.cluster.manifests import ManifestReader
@@ -23,6 +22,7 @@ from ome_operator.cluster.objects import (
     TooManyObjectsError,
 )
 from ome_operator.cluster.reading import ClusterReader, api_client_from_flags
+from tests.support.kube_access import apply_object
 
 
 def manifest(kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:

@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from tests.builders import entry, make_isvc, make_model, make_runtime
 
 from ome_operator.core import admission
 from ome_operator.core.admission import (
     AdmissionVerdict,
+    SelectionOutcome,
     mode_typo_warnings,
     review_inference_service,
     review_serving_runtime,
 )
 from ome_operator.core.model_catalog import ModelCatalog
 from ome_operator.core.selection import RuntimeCatalog
-from ome_operator.models import InferenceService, ModelResource, ServingRuntime
+from ome_operator.models import InferenceService, ModelResource, ServingRuntime, from_manifest
+from tests.builders import entry, make_isvc, make_model, make_runtime, runtime_manifest
 
 MODE = "ome.io/deploymentMode"
 LLAMA = make_model("llama")
@@ -69,6 +70,7 @@ def test_the_module_exports_exactly_its_public_api() -> None:
     assert sorted(admission.__all__) == [
         "AdmissionDenied",
         "AdmissionVerdict",
+        "SelectionOutcome",
         "mode_typo_warnings",
         "review_inference_service",
         "review_serving_runtime",
@@ -985,3 +987,27 @@ def test_serving_runtime_review(
     runtime: ServingRuntime, classes: frozenset[str], expected: AdmissionVerdict
 ) -> None:
     assert review_serving_runtime(runtime, classes) == expected
+
+
+@pytest.mark.parametrize(
+    ("runtimes", "expected"),
+    [
+        pytest.param(
+            [runtime_manifest("rt"), runtime_manifest("off", disabled=True)],
+            SelectionOutcome("selected", "cluster", ("disabled",)),
+            id="a selection records its scope and the checks that excluded the others",
+        ),
+        pytest.param(
+            [runtime_manifest("off", disabled=True)],
+            SelectionOutcome("no_runtime", "none", ("disabled",)),
+            id="no runtime records no_runtime",
+        ),
+    ],
+)
+def test_auto_selection_outcome_is_reported_for_metrics(runtimes, expected) -> None:
+    verdict = review_inference_service(
+        make_isvc("svc"),
+        ModelCatalog.of([make_model("llama")]),
+        RuntimeCatalog.of(from_manifest(r) for r in runtimes),
+    )
+    assert verdict.selection == expected

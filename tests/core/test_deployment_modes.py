@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.builders import make_isvc, make_runtime
 
 from ome_operator.core.deployment_modes import (
     DeploymentMode,
@@ -21,6 +20,7 @@ from ome_operator.core.deployment_modes import (
 )
 from ome_operator.core.merging import merge_component
 from ome_operator.models import InferenceService, ServingRuntime
+from tests.builders import make_isvc, make_runtime
 
 MODE = "ome.io/deploymentMode"
 RAW, NATIVE, MULTI, VIRTUAL = (

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.builders import make_model
 
 from ome_operator.core import model_catalog
 from ome_operator.core.model_catalog import ModelCatalog
 from ome_operator.models import ModelRef, ModelResource
+from tests.builders import make_model
 
 #: A ClusterBaseModel, a BaseModel of the same name in the InferenceService's namespace ("ns"),
 #: a BaseModel only in another namespace, and models that exist in one scope only.

@@ -7,9 +7,12 @@ come from the emulator's state; request counts from its request log.
 
 from __future__ import annotations
 
+import asyncio
+import copy
 from typing import Any
 
 import kmock
+
 from tests.support.kube_access import apply_object, eventually
 from tests.support.kube_emulator import ApiServerLikeEmulator
 from tests.support.operator_run import RunningOperator
@@ -39,6 +42,29 @@ RUNNER = {
 MODEL_STORAGE = {"storageUri": "hf://meta/llama", "path": "/models/llama"}
 
 
+async def settle(
+    kube: ApiServerLikeEmulator,
+    operator: RunningOperator,
+    *,
+    quiet: float = 0.05,
+    timeout: float = 5.0,
+) -> None:
+    """Wait until no reconcile is queued or running and no API request came for ``quiet``
+    seconds: the echoes of the last writes have then come back through the watches."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    seen, since = -1, loop.time()
+    while True:
+        count, now = len(list(kube)), loop.time()
+        if count != seen or not operator.controller.queue.idle():
+            seen, since = count, now
+        elif now - since >= quiet:
+            return
+        if now > deadline:
+            raise TimeoutError("the operator did not settle")
+        await asyncio.sleep(0.01)
+
+
 def _cached(operator: RunningOperator, stored: dict[str, Any]) -> bool:
     """Whether the operator's indexes hold this version of a runtime or model."""
     caches, meta = operator.controller.caches, stored["metadata"]
@@ -58,15 +84,25 @@ def _cached(operator: RunningOperator, stored: dict[str, Any]) -> bool:
 async def seed(
     kube: ApiServerLikeEmulator, operator: RunningOperator, *manifests: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """Create (or merge-patch) runtimes and models; return once the operator has read them."""
+    """Create (or merge-patch) runtimes and models; return once the operator has read them.
+
+    The operator binds its indexes at its first runtime, owned-object or InferenceService
+    event: models alone never show, so seed a runtime with them (or before them).
+    """
     stored = [await apply_object(kube, manifest) for manifest in manifests]
     for obj in stored:
         await eventually(lambda obj=obj: _cached(operator, obj))
     return stored
 
 
-async def patch(kube: ApiServerLikeEmulator, resource: str, namespace: str | None, name: str,
-                body: dict[str, Any], subresource: str | None = None) -> dict[str, Any]:
+async def patch(
+    kube: ApiServerLikeEmulator,
+    resource: str,
+    namespace: str | None,
+    name: str,
+    body: dict[str, Any],
+    subresource: str | None = None,
+) -> dict[str, Any]:
     """A merge patch over HTTP (watches see it); any refusal fails the test."""
     info = kmock.resource(resource)
     prefix = f"/apis/{info.group}/{info.version}" if info.group else "/api/v1"
@@ -80,8 +116,9 @@ async def patch(kube: ApiServerLikeEmulator, resource: str, namespace: str | Non
     return answer
 
 
-async def delete(kube: ApiServerLikeEmulator, resource: str, namespace: str | None,
-                 name: str) -> None:
+async def delete(
+    kube: ApiServerLikeEmulator, resource: str, namespace: str | None, name: str
+) -> None:
     info = kmock.resource(resource)
     prefix = f"/apis/{info.group}/{info.version}" if info.group else "/api/v1"
     scope = f"/namespaces/{namespace}" if namespace else ""
@@ -103,21 +140,24 @@ async def make_available(kube: ApiServerLikeEmulator, namespace: str, name: str)
     await patch(kube, DEPLOYMENT, namespace, name, {"status": status}, subresource="status")
 
 
-def stored(kube: ApiServerLikeEmulator, resource: str, namespace: str | None,
-           name: str) -> dict[str, Any] | None:
-    """The live object, or None (``in kube.objects`` cannot be trusted with string resources)."""
+def stored(
+    kube: ApiServerLikeEmulator, resource: str, namespace: str | None, name: str
+) -> dict[str, Any] | None:
+    """A copy of the live object (``raw`` shares nested dicts with the emulator's state), or
+    None (``in kube.objects`` cannot be trusted with string resources)."""
     key = (kmock.resource(resource), namespace, name)
     if key not in kube.objects or kube.objects[key].deleted:
         return None
-    return kube.objects[key].raw
+    return copy.deepcopy(kube.objects[key].raw)
 
 
 def status_of(kube: ApiServerLikeEmulator, name: str, namespace: str = "default") -> dict[str, Any]:
     return (stored(kube, ISVC, namespace, name) or {}).get("status") or {}
 
 
-def condition_of(kube: ApiServerLikeEmulator, name: str, kind: str,
-                 namespace: str = "default") -> dict[str, Any] | None:
+def condition_of(
+    kube: ApiServerLikeEmulator, name: str, kind: str, namespace: str = "default"
+) -> dict[str, Any] | None:
     conditions = status_of(kube, name, namespace).get("conditions") or []
     return next((c for c in conditions if c["type"] == kind), None)
 
@@ -139,14 +179,17 @@ def owned_objects(kube: ApiServerLikeEmulator, namespace: str = "default") -> se
     return found
 
 
-def events_for(kube: ApiServerLikeEmulator, name: str, namespace: str = "default"
-               ) -> list[dict[str, Any]]:
+def events_for(
+    kube: ApiServerLikeEmulator, name: str, namespace: str = "default"
+) -> list[dict[str, Any]]:
     """The Events posted about an InferenceService, oldest first."""
     wanted = kmock.resource(EVENT)
     return [
-        versions.raw
+        copy.deepcopy(versions.raw)
         for (res, ns, _), versions in kube.objects.items()
-        if res == wanted and ns == namespace and not versions.deleted
+        if res == wanted
+        and ns == namespace
+        and not versions.deleted
         and versions.raw["involvedObject"]["name"] == name
     ]
 
@@ -177,7 +220,8 @@ def status_writes(kube: ApiServerLikeEmulator, name: str, since: int = 0) -> int
     return sum(
         1
         for r in requests(kube, since)
-        if r.method == kmock.method.PATCH and r.url.path.endswith(f"/inferenceservices/{name}/status")
+        if r.method == kmock.method.PATCH
+        and r.url.path.endswith(f"/inferenceservices/{name}/status")
     )
 
 
@@ -194,7 +238,8 @@ def record_passes(operator: RunningOperator, monkeypatch: Any) -> list[tuple[str
     return passes
 
 
-async def touch(kube: ApiServerLikeEmulator, resource: str, namespace: str | None, name: str,
-                value: str = "1") -> None:
+async def touch(
+    kube: ApiServerLikeEmulator, resource: str, namespace: str | None, name: str, value: str = "1"
+) -> None:
     """Change only a label: a change the operator watches that alters no decision."""
     await patch(kube, resource, namespace, name, {"metadata": {"labels": {"touched": value}}})

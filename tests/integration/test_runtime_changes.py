@@ -7,6 +7,7 @@ from typing import Any
 
 import kmock
 import pytest
+
 from tests.builders import isvc_manifest, model_manifest, runtime_manifest
 from tests.integration.observing import (
     BM,
@@ -15,13 +16,17 @@ from tests.integration.observing import (
     DEPLOYMENT,
     ISVC,
     MODEL_STORAGE,
+    PDB,
     RUNNER,
+    SERVICE,
     SR,
     patch,
     record_passes,
     requests,
     seed,
+    settle,
     status_of,
+    status_writes,
     stored,
     touch,
     writes,
@@ -30,7 +35,10 @@ from tests.support.kube_access import apply_object, eventually
 
 SHARED = runtime_manifest("shared", engineConfig={"runner": {**RUNNER, "image": "shared:1"}})
 LOCAL = runtime_manifest(
-    "local", cluster=False, namespace="team-a", engineConfig={"runner": {**RUNNER, "image": "local:1"}}
+    "local",
+    cluster=False,
+    namespace="team-a",
+    engineConfig={"runner": {**RUNNER, "image": "local:1"}},
 )
 LLAMA = model_manifest("llama", storage=MODEL_STORAGE)
 #: (namespace, name) of the InferenceServices, and the runtime each one runs.
@@ -60,7 +68,7 @@ async def converge(kube, operator, *seeded: dict[str, Any]) -> None:
         await apply_object(kube, isvc_manifest(name, namespace=namespace, **named))
     for namespace, name in FLEET:
         await eventually(lambda n=name, ns=namespace: status_of(kube, n, ns).get("runtime"))
-    await operator.settled()
+    await settle(kube, operator)
     for (namespace, name), runtime in FLEET.items():
         assert image(kube, namespace, name) == f"{runtime}:1"
 
@@ -69,17 +77,27 @@ async def converge(kube, operator, *seeded: dict[str, Any]) -> None:
     ("resource", "namespace", "runtime", "requeued", "images"),
     [
         pytest.param(
-            SR, "team-a", "local",
+            SR,
+            "team-a",
+            "local",
             {("team-a", "chat"), ("team-a", "pinned")},
-            {("team-a", "chat"): "local:2", ("team-a", "pinned"): "shared:1",
-             ("team-b", "chat"): "shared:1"},
+            {
+                ("team-a", "chat"): "local:2",
+                ("team-a", "pinned"): "shared:1",
+                ("team-b", "chat"): "shared:1",
+            },
             id="a ServingRuntime change re-queues every InferenceService of its namespace only",
         ),
         pytest.param(
-            CSR, None, "shared",
+            CSR,
+            None,
+            "shared",
             {("team-a", "chat"), ("team-a", "pinned"), ("team-b", "chat")},
-            {("team-a", "chat"): "local:1", ("team-a", "pinned"): "shared:2",
-             ("team-b", "chat"): "shared:2"},
+            {
+                ("team-a", "chat"): "local:1",
+                ("team-a", "pinned"): "shared:2",
+                ("team-b", "chat"): "shared:2",
+            },
             id="a ClusterServingRuntime change re-queues every InferenceService",
         ),
     ],
@@ -93,7 +111,7 @@ async def test_a_runtime_change_requeues_and_rolls_out(
     runner = {**RUNNER, "image": f"{runtime}:2"}
     await patch(kube, resource, namespace, runtime, {"spec": {"engineConfig": {"runner": runner}}})
     await eventually(lambda: requeued <= set(passes))
-    await operator.settled()
+    await settle(kube, operator)
 
     assert set(passes) == requeued
     assert {key: image(kube, *key) for key in FLEET} == images
@@ -105,7 +123,7 @@ async def test_a_model_change_alone_requeues_nothing(kube, operator, monkeypatch
 
     moved = {**MODEL_STORAGE, "path": "/models/llama-v2"}
     await seed(kube, operator, model_manifest("llama", storage=moved))
-    await operator.settled()
+    await settle(kube, operator)
 
     assert passes == []
     assert model_path(kube, "team-b", "chat") == "/models/llama"
@@ -150,7 +168,7 @@ async def test_a_converged_fleet_is_not_written_again(
         await patch(kube, ISVC, "team-b", "chat", {"status": {"note": "x"}}, subresource="status")
         await eventually(lambda: operator.controller.isvcs["team-b", "chat"]["status"].get("note"))
     await eventually(lambda: set(passes) == requeued)
-    await operator.settled()
+    await settle(kube, operator)
 
     assert set(passes) == requeued
     assert writes(kube, mark) == own_writes  # the test's own write, and nothing else
@@ -166,12 +184,37 @@ async def test_reconciles_read_runtimes_and_models_from_the_indexes_not_the_api(
     for index in range(3):
         await eventually(lambda i=index: status_of(kube, f"more-{i}", "team-b").get("runtime"))
     operator.controller.requeue()
-    await operator.settled()
+    await settle(kube, operator)
 
     lookups = [
         f"{r.method} {r.url.path}"
         for r in requests(kube, mark)
-        if r.resource is not None and r.resource.plural in read
-        and r.action != kmock.action.WATCH
+        if r.resource is not None and r.resource.plural in read and r.action != kmock.action.WATCH
     ]
     assert lookups == []
+
+
+async def test_a_new_service_gets_each_object_and_its_status_written_once(kube, operator):
+    await seed(kube, operator, SHARED, LLAMA)
+    await apply_object(kube, isvc_manifest("chat", namespace="team-b"))
+    await eventually(lambda: status_of(kube, "chat", "team-b"))
+    await settle(kube, operator)
+
+    versions = {
+        (resource, name): len(kube.objects[kmock.resource(resource), "team-b", name].history)
+        for resource, name in [
+            (DEPLOYMENT, "chat-engine"),
+            (SERVICE, "chat-engine"),
+            (PDB, "chat-engine"),
+            (SERVICE, "chat"),
+            (ISVC, "chat"),
+        ]
+    }
+    assert versions == {
+        (DEPLOYMENT, "chat-engine"): 1,  # created, never patched
+        (SERVICE, "chat-engine"): 1,
+        (PDB, "chat-engine"): 1,
+        (SERVICE, "chat"): 1,
+        (ISVC, "chat"): 2,  # created by the test, its status written once
+    }
+    assert status_writes(kube, "chat") == 1  # not even a repeated write of the same status

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
 from tests.integration.observing import (
     CSR,
@@ -19,6 +20,7 @@ from tests.integration.observing import (
     owned_objects,
     record_passes,
     seed,
+    settle,
     status_of,
     stored,
     touch,
@@ -50,6 +52,12 @@ def seed_page(**runtime: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 
 SEED_OBJECTS, SEED_ISVC = seed_page()
+#: The seed page's runtime wins over spec.deploymentMode OMENative: a LeaderWorkerSet.
+SEED_WORKLOADS = {
+    ("LeaderWorkerSet", "lws-llama-3-70b-engine"),
+    ("Service", "llama-3-70b-engine"),
+    ("Service", "llama-3-70b"),
+}
 
 
 def expected_event(created: dict[str, Any], reason: str, message: str) -> dict[str, Any]:
@@ -151,16 +159,18 @@ async def test_a_decision_posts_its_event_once(
     created = await apply_object(kube, isvc)
     name, namespace = created["metadata"]["name"], created["metadata"]["namespace"]
     await eventually(lambda: events_for(kube, name, namespace))
-    await operator.settled()
 
     passes = record_passes(operator, monkeypatch)
     await touch(kube, CSR, None, "bystander")
     await eventually(lambda: (namespace, name) in passes)
-    await operator.settled()
+    await settle(kube, operator)
 
     posted = events_for(kube, name, namespace)
     assert [event_summary(e) for e in posted] == [expected_event(created, reason, message)]
     assert posted[0]["involvedObject"]["uid"] == created["metadata"]["uid"]
+    # Only the advisory goes ahead with the runtime; every other decision creates nothing.
+    advised = reason == "RuntimeCompatibilityAdvisory"
+    assert owned_objects(kube, namespace) == (SEED_WORKLOADS if advised else set())
 
 
 async def test_autosync_false_posts_no_advisory_and_still_uses_the_runtime(kube, operator):
@@ -168,7 +178,7 @@ async def test_autosync_false_posts_no_advisory_and_still_uses_the_runtime(kube,
     await seed(kube, operator, *seeded)
     await apply_object(kube, isvc)
     await eventually(lambda: status_of(kube, "llama-3-70b", "llama-demo").get("runtime"))
-    await operator.settled()
+    await settle(kube, operator)
 
     assert events_for(kube, "llama-3-70b", "llama-demo") == []
     assert status_of(kube, "llama-3-70b", "llama-demo")["runtime"] == {
@@ -176,11 +186,7 @@ async def test_autosync_false_posts_no_advisory_and_still_uses_the_runtime(kube,
         "name": "srt-llama-3-3-70b-instruct-multinode",
         "selection": "Explicit",
     }
-    assert owned_objects(kube, "llama-demo") == {
-        ("LeaderWorkerSet", "lws-llama-3-70b-engine"),
-        ("Service", "llama-3-70b-engine"),
-        ("Service", "llama-3-70b"),
-    }
+    assert owned_objects(kube, "llama-demo") == SEED_WORKLOADS
 
 
 NO_RUNTIME = (
@@ -194,34 +200,43 @@ async def test_runtime_ready_follows_the_runtime_lookup(kube, operator):
     await seed(kube, operator, elsewhere, LLAMA)
     await apply_object(kube, isvc_manifest("chat"))
     await eventually(lambda: status_of(kube, "chat"))
-    await operator.settled()
+    await settle(kube, operator)
 
-    not_found = {"type": "RuntimeReady", "status": "False", "reason": "RuntimeNotFound",
-                 "message": NO_RUNTIME, "severity": "Info"}
+    not_found = {
+        "type": "RuntimeReady",
+        "status": "False",
+        "reason": "RuntimeNotFound",
+        "message": NO_RUNTIME,
+        "severity": "Info",
+    }
     assert without_times(status_of(kube, "chat")["conditions"]) == [not_found]
     assert operator.metric("ome_runtime_unresolved_inferenceservices") == 1
     assert owned_objects(kube) == set()
 
     await seed(kube, operator, BYSTANDER)  # the message changes: a second event
-    checked = (f"{NO_RUNTIME}. Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped). "
-               "Excluded runtimes: bystander (model format 'mt:safetensors:transformers' not in "
-               "supported formats: format name mismatch (model=safetensors, runtime=onnx))")
-    await eventually(lambda: len(events_for(kube, "chat")) == 2)
-    await operator.settled()
+    checked = (
+        f"{NO_RUNTIME}. Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped). "
+        "Excluded runtimes: bystander (model format 'mt:safetensors:transformers' not in "
+        "supported formats: format name mismatch (model=safetensors, runtime=onnx))"
+    )
+    await eventually(lambda: len(events_for(kube, "chat")) == 2)  # after its status write
     assert without_times(status_of(kube, "chat")["conditions"]) == [
         {**not_found, "message": checked}
     ]
 
     await seed(kube, operator, VLLM)
     await eventually(lambda: stored(kube, DEPLOYMENT, "default", "chat-engine"))
-    await operator.settled()
+    await settle(kube, operator)
 
     conditions = without_times(status_of(kube, "chat")["conditions"])
     assert [c for c in conditions if c["type"] == "RuntimeReady"] == [
         {"type": "RuntimeReady", "status": "True", "reason": "RuntimeResolved", "severity": "Info"}
     ]
     assert [c["type"] for c in conditions] == [
-        "EngineReady", "IngressReady", "Ready", "RuntimeReady"
+        "EngineReady",
+        "IngressReady",
+        "Ready",
+        "RuntimeReady",
     ]
     assert [(e["reason"], e["message"]) for e in events_for(kube, "chat")] == [
         ("RuntimeNotFound", NO_RUNTIME),
@@ -234,9 +249,11 @@ async def test_a_resolved_runtime_adds_no_runtime_ready_condition(kube, operator
     await seed(kube, operator, VLLM, LLAMA)
     await apply_object(kube, isvc_manifest("chat"))
     await eventually(lambda: status_of(kube, "chat"))
-    await operator.settled()
+    await settle(kube, operator)
 
     assert [c["type"] for c in status_of(kube, "chat")["conditions"]] == [
-        "EngineReady", "IngressReady", "Ready"
+        "EngineReady",
+        "IngressReady",
+        "Ready",
     ]
     assert events_for(kube, "chat") == []

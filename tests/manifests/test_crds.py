@@ -8,6 +8,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from tests.manifests.manifest_files import MANIFESTS, documents
 from tests.support.crd_schema import load_crds, to_json_schema, version_schema
 

@@ -20,7 +20,6 @@ import pytest
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
-from tests.support.crd_schema import version_schema
 
 from ome_operator.core.deployment_modes import DeploymentMode, ModeSource
 from ome_operator.models import (
@@ -36,6 +35,7 @@ from ome_operator.models import (
     ServingRuntime,
     SupportedModelFormat,
 )
+from tests.support.crd_schema import version_schema
 
 #: Each ome.io kind and the model its objects parse into (models.MODEL_BY_KIND).
 ROOTS = [

@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
 from tests.manifests.manifest_files import MANIFESTS, Document, documents, params
 from tests.support.crd_schema import (

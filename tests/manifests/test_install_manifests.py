@@ -8,6 +8,7 @@ import shlex
 
 import kubernetes_validate
 import pytest
+
 from tests.manifests.manifest_files import (
     INSTALL_FOLDERS,
     KUBERNETES_VERSION,

@@ -4,6 +4,7 @@ the ServiceAccount the Deployment runs as."""
 from __future__ import annotations
 
 import pytest
+
 from tests.manifests.manifest_files import find
 from tests.support.crd_schema import load_crds
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tests.manifests.manifest_files import find
 
 #: SPEC S7.1 (and OPEN-24 for ServingRuntime): exact webhook names, resource, scope, path.

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
 
 from ome_operator import models
 from ome_operator.models import (
@@ -23,6 +22,7 @@ from ome_operator.models import (
     WorkerSpec,
     from_manifest,
 )
+from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
 
 
 def _isvc(**spec: Any) -> dict[str, Any]:

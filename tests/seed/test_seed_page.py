@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.builders import entry, make_isvc, make_runtime
 
 from ome_operator.core.admission import AdmissionVerdict, review_inference_service
 from ome_operator.core.deployment_modes import (
@@ -37,6 +36,7 @@ from ome_operator.core.selection import (
 )
 from ome_operator.core.selection.scoring import runtime_score
 from ome_operator.models import InferenceService, ServingRuntime, from_manifest
+from tests.builders import entry, make_isvc, make_runtime
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "manifests" / "samples"
 MODE = "ome.io/deploymentMode"

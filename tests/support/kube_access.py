@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import yaml
+
 from tests.support.kube_emulator import ApiServerLikeEmulator
 
 T = TypeVar("T")

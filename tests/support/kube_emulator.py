@@ -34,6 +34,7 @@ import aiohttp.web
 import attrs
 import kmock
 from kmock._internal import dsl, parsing, rendering
+
 from tests.support import kube_semantics as semantics
 from tests.support.kube_faults import (
     Fault,

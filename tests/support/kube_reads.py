@@ -11,6 +11,7 @@ from typing import Any
 
 import kmock
 from kmock._internal import rendering
+
 from tests.support import kube_semantics as semantics
 from tests.support.kube_faults import api_error, not_found
 

@@ -56,17 +56,20 @@ class RunningOperator:
 
 
 @contextlib.asynccontextmanager
-async def running_operator(*, workers: int = 2, config_namespace: str = "ome"
-                           ) -> AsyncIterator[RunningOperator]:
+async def running_operator(
+    *, workers: int = 2, config_namespace: str = "ome"
+) -> AsyncIterator[RunningOperator]:
     registry = CollectorRegistry()
-    options = RunOptions(metrics_bind_address="0", operator_namespace=config_namespace,
-                         workers=workers)
+    options = RunOptions(
+        metrics_bind_address="0", operator_namespace=config_namespace, workers=workers
+    )
     controller = build_controller(options, Metrics(registry))
     controller.backoff = Backoff(first=0.05, limit=0.4)
     settings = kopf.OperatorSettings()
     webhook_port, liveness_port = free_port(), free_port()
-    settings.admission.server = kopf.WebhookServer(addr="127.0.0.1", port=webhook_port,
-                                                   insecure=True)
+    settings.admission.server = kopf.WebhookServer(
+        addr="127.0.0.1", port=webhook_port, insecure=True
+    )
     settings.networking.error_backoffs = [0.05, 0.1, 0.2]
     settings.queueing.error_delays = [0.05, 0.1, 0.2]
     settings.execution.default_backoff = 0.2
@@ -74,14 +77,19 @@ async def running_operator(*, workers: int = 2, config_namespace: str = "ome"
     memo = kopf.Memo(options=options, controller=controller)
     stop, ready = asyncio.Event(), asyncio.Event()
     liveness = f"http://127.0.0.1:{liveness_port}/healthz"
-    tasks = await kopf.spawn_tasks(settings=settings, standalone=True, clusterwide=True,
-                                   stop_flag=stop, ready_flag=ready, memo=memo,
-                                   liveness_endpoint=liveness)
+    tasks = await kopf.spawn_tasks(
+        settings=settings,
+        standalone=True,
+        clusterwide=True,
+        stop_flag=stop,
+        ready_flag=ready,
+        memo=memo,
+        liveness_endpoint=liveness,
+    )
     runner = asyncio.create_task(kopf.run_tasks(tasks, ignored=_IgnoreAll()))
     try:
         await asyncio.wait_for(ready.wait(), 10)
-        yield RunningOperator(controller, registry, f"http://127.0.0.1:{webhook_port}",
-                              liveness)
+        yield RunningOperator(controller, registry, f"http://127.0.0.1:{webhook_port}", liveness)
     finally:
         stop.set()
         await asyncio.wait_for(runner, 15)

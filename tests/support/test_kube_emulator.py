@@ -14,6 +14,7 @@ import kubernetes
 import pytest
 import urllib3
 from kubernetes.client.exceptions import ApiException
+
 from tests.support.kube_access import apply_object, eventually
 from tests.support.kube_emulator import ApiServerLikeEmulator
 

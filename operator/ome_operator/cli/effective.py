@@ -33,15 +33,8 @@ from ..cluster.objects import (
     Resource,
 )
 from ..models import InferenceService, InvalidResourceError, from_manifest
-from .effective_report import (
-    Evidence,
-    Lookup,
-    RuntimeEffectiveReport,
-    RuntimeId,
-    View,
-    build_report,
-    revision_names,
-)
+from .effective_report import Evidence, Lookup, build_report, revision_names
+from .effective_vocabulary import RuntimeEffectiveReport, RuntimeId, View
 from .explain import collect_runtimes, read_model
 from .tables import format_table, shorten_value
 

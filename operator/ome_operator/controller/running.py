@@ -141,7 +141,8 @@ class Controller:
         if written is not None and known is not None and _version(known) == _version(body):
             # The watch has not caught up with our own status write yet: a pass before it does
             # must not see the old status (a second write, a repeated RuntimeNotFound event).
-            self.isvcs[key] = written
+            # Only the status is taken: a spec change in between still arrives as a change.
+            self.isvcs[key] = {**known, "status": written.get("status") or {}}
         self._record(key, plan)
         self.metrics.record_reconcile(outcome, time.monotonic() - started)
         return outcome is Outcome.ERROR

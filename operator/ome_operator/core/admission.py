@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..models import COMPONENTS, ComponentSpec, InferenceService, ServingRuntime
 from .deployment_modes import (
@@ -30,6 +30,7 @@ from .selection import (
 __all__ = [
     "AdmissionDenied",
     "AdmissionVerdict",
+    "SelectionOutcome",
     "mode_typo_warnings",
     "review_inference_service",
     "review_serving_runtime",
@@ -39,8 +40,21 @@ _PERCENT = re.compile(r"(0|[1-9][0-9]?|100)%")
 _MODES = ", ".join(m.value for m in DeploymentMode)
 
 
+@dataclass(frozen=True)
+class SelectionOutcome:
+    """What auto-selection decided during a review, for ``ome_runtime_selection_total``."""
+
+    outcome: str  # selected | no_runtime | error
+    scope: str  # namespaced | cluster | none
+    exclusions: tuple[str, ...] = ()
+
+
 class AdmissionDenied(ValueError):
     """The webhook refuses the object; the message is the whole denial text."""
+
+    def __init__(self, message: str, selection: SelectionOutcome | None = None) -> None:
+        super().__init__(message)
+        self.selection = selection
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,8 @@ class AdmissionVerdict:
     allowed: bool
     message: str = ""
     warnings: tuple[str, ...] = ()
+    #: Set when the review ran auto-selection (S7.2 step 6); metrics only, not the answer.
+    selection: SelectionOutcome | None = field(default=None, compare=False)
 
 
 def mode_typo_warnings(place: str, annotations: dict[str, str]) -> list[str]:
@@ -76,7 +92,7 @@ def _check_pdb_fields(isvc: InferenceService) -> None:
             raise AdmissionDenied(
                 f"spec.{name}.minAvailable and spec.{name}.maxUnavailable cannot both be set"
             )
-        for field, value in (
+        for budget, value in (
             ("minAvailable", spec.min_available),
             ("maxUnavailable", spec.max_unavailable),
         ):
@@ -85,7 +101,7 @@ def _check_pdb_fields(isvc: InferenceService) -> None:
             )
             if value is not None and not valid:
                 raise AdmissionDenied(
-                    f"spec.{name}.{field} must be a non-negative integer "
+                    f"spec.{name}.{budget} must be a non-negative integer "
                     "or a percentage from 0% to 100%"
                 )
 
@@ -147,7 +163,7 @@ def _has_complete_runner(engine: ComponentSpec) -> bool:
 
 def _runtime_warnings(
     isvc: InferenceService, models: ModelCatalog, runtimes: RuntimeCatalog
-) -> list[str]:
+) -> tuple[list[str], SelectionOutcome | None]:
     """Step 6 of S7.2: deny, or return the S7.3.1 / S7.3.2 warning."""
     spec, namespace = isvc.spec, isvc.namespace
     model = models.lookup(namespace, spec.model.name) if spec.model else None
@@ -155,23 +171,37 @@ def _runtime_warnings(
         if spec.model is None:
             found = runtimes.find(spec.runtime.name, spec.runtime.kind)
             if found is None or not found.disabled:
-                return []
+                return [], None
         try:
             named = resolve_named_runtime(isvc, runtimes, model.spec if model else None)
         except SelectionError as exc:
             raise AdmissionDenied(str(exc)) from None
-        return [named.advisory.warning()] if named.advisory else []
+        return ([named.advisory.warning()] if named.advisory else []), None
     if spec.model is None or _has_complete_runner(spec.engine):
-        return []
+        return [], None
     try:
         selection = select_runtime(model.spec, model.name, isvc, runtimes, namespace)
-        chosen = selection.runtime()
-    except (ModelSpecError, SelectionError) as exc:
+    except ModelSpecError as exc:
         raise AdmissionDenied(
-            f"no supporting runtime found for model {spec.model.name} and engine does not have "
-            f"complete runner configuration: {exc}"
+            _no_runtime(spec.model.name, exc), SelectionOutcome("error", "none")
         ) from None
-    return [f"Runtime {chosen.name} will be auto-selected for model {spec.model.name}"]
+    excluded = tuple(v.exclusion.check for v in selection.verdicts if v.exclusion)
+    if selection.chosen is None:
+        raise AdmissionDenied(
+            _no_runtime(spec.model.name, selection.failure),
+            SelectionOutcome("no_runtime", "none", excluded),
+        )
+    chosen = selection.chosen.runtime
+    scope = "cluster" if chosen.is_cluster else "namespaced"
+    warning = f"Runtime {chosen.name} will be auto-selected for model {spec.model.name}"
+    return [warning], SelectionOutcome("selected", scope, excluded)
+
+
+def _no_runtime(model: str, failure: Exception) -> str:
+    return (
+        f"no supporting runtime found for model {model} and engine does not have "
+        f"complete runner configuration: {failure}"
+    )
 
 
 def _deployment_strategy_warnings(isvc: InferenceService) -> list[str]:
@@ -204,6 +234,7 @@ def review_inference_service(
     ClusterServingRuntime.
     """
     selection_warnings: list[str] = []
+    selection: SelectionOutcome | None = None
     message = ""
     try:
         if isvc.spec.model is None and isvc.spec.runtime is None:
@@ -214,11 +245,11 @@ def review_inference_service(
         if isvc.spec.model is not None:
             _check_model(isvc, models)
         if isvc.spec.engine is not None:
-            selection_warnings = _runtime_warnings(isvc, models, runtimes)
+            selection_warnings, selection = _runtime_warnings(isvc, models, runtimes)
     except AdmissionDenied as exc:
-        message = str(exc)
+        message, selection = str(exc), exc.selection
     warnings = selection_warnings + _deployment_strategy_warnings(isvc) + _isvc_typo_warnings(isvc)
-    return AdmissionVerdict(not message, message, tuple(warnings))
+    return AdmissionVerdict(not message, message, tuple(warnings), selection)
 
 
 def review_serving_runtime(

@@ -45,7 +45,13 @@ def _answer(
 ) -> None:
     warnings.extend(verdict.warnings)
     kinds = [k for k in map(warning_kind, verdict.warnings) if k is not None]
-    memo.controller.metrics.record_admission(kind, operation, verdict.allowed, kinds)
+    metrics = memo.controller.metrics
+    metrics.record_admission(kind, operation, verdict.allowed, kinds)
+    if verdict.selection is not None:
+        selection = verdict.selection
+        metrics.record_selection(
+            "webhook", selection.outcome, selection.scope, exclusions=selection.exclusions
+        )
     if not verdict.allowed:
         raise kopf.AdmissionError(verdict.message, code=_DENIED)
 

@@ -18,6 +18,7 @@ from ..controller.running import Controller
 from ..core.operator_config import StartupConfigError
 from ..metrics import Metrics
 from ..settings import RunOptions, parse_bind_address
+from .certificates import self_signed_certificate
 
 __all__ = ["build_controller", "kube_api", "leader_worker_sets_installed"]
 
@@ -62,15 +63,19 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
 
 
 def _webhook_server(options: RunOptions) -> kopf.WebhookServer:
+    """The webhook over TLS: the mounted certificate, else a self-signed one."""
     certs = options.webhook_cert_dir
-    files: dict[str, Any] = {}
     if certs:
-        files = {
-            "certfile": os.path.join(certs, "tls.crt"),
-            "pkeyfile": os.path.join(certs, "tls.key"),
-        }
+        certfile, keyfile = os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key")
+    else:
+        hosts = [options.webhook_host or "ome-webhook-server.ome.svc", "localhost", "127.0.0.1"]
+        certfile, keyfile = self_signed_certificate(hosts)
     return kopf.WebhookServer(
-        addr="0.0.0.0", port=options.webhook_port, host=options.webhook_host, **files
+        addr="0.0.0.0",
+        port=options.webhook_port,
+        host=options.webhook_host,
+        certfile=certfile,
+        pkeyfile=keyfile,
     )
 
 

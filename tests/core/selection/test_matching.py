@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.builders import entry, make_isvc, make_model_spec, make_runtime
 
 from ome_operator.core.selection.errors import Exclusion
 from ome_operator.core.selection.matching import (
@@ -21,6 +20,7 @@ from ome_operator.core.selection.matching import (
     size_reason,
 )
 from ome_operator.models import ModelSpec, SupportedModelFormat
+from tests.builders import entry, make_isvc, make_model_spec, make_runtime
 
 MODE = "ome.io/deploymentMode"
 CLASS = "ome.io/accelerator-class"

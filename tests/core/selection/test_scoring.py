@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.builders import entry, make_model_spec, make_runtime, runtime_manifest
 
 from ome_operator.core.selection import RuntimeCatalog, select_runtime
 from ome_operator.core.selection.scoring import explain_priority, explain_weight, runtime_score
 from ome_operator.models import ModelSpec, ServingRuntime, from_manifest
+from tests.builders import entry, make_model_spec, make_runtime, runtime_manifest
 
 
 def _weighted(fmt_weight: int | None = None, framework_weight: int | None = None, **fields: Any):

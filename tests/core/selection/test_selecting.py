@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.builders import entry, make_isvc, make_model_spec, make_runtime
 
 from ome_operator.core.selection import (
     Advisory,
@@ -22,6 +21,7 @@ from ome_operator.core.selection import (
     select_runtime,
 )
 from ome_operator.models import InferenceService, ModelSpec, ServingRuntime
+from tests.builders import entry, make_isvc, make_model_spec, make_runtime
 
 MODE = "ome.io/deploymentMode"
 NO_CLASS = "runtime does not support the required accelerator class"
