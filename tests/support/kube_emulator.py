@@ -90,6 +90,9 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
     _faults: list[Fault] = attrs.field(factory=list, init=False)
     _answers: dict[int, dict[str, Any]] = attrs.field(factory=dict, init=False)
     _rng: random.Random = attrs.field(factory=random.Random, init=False)
+    _known_resources: tuple[Any, list[kmock.resource]] | None = attrs.field(
+        default=None, init=False
+    )
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -107,6 +110,27 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
                 shortnames=r.shortnames,
                 subresources=r.subresources,
             )
+
+    def _get_resources(self) -> list[kmock.resource]:
+        """kmock's list of served resources, without rebuilding it from every stored object.
+
+        kmock walks all objects on each request, which makes a request cost O(objects). Here
+        HTTP creates add their resource as they commit; the full walk only runs again when
+        objects were stored some other way (tests seeding ``objects`` from Python) or when
+        resources were declared.
+        """
+        stamp = (len(self._objects), len(self.resources))
+        known = self._known_resources
+        if known is None or known[0] != stamp:
+            self._known_resources = (stamp, list(super()._get_resources()))
+        return self._known_resources[1]
+
+    def _note_resource(self, resource: kmock.resource) -> None:
+        known = self._known_resources
+        if known is None or known[0] != (len(self._objects) - 1, len(self.resources)):
+            return  # out of date anyway: the next call walks everything
+        listed = known[1] if resource in known[1] else [*known[1], resource]
+        self._known_resources = ((len(self._objects), len(self.resources)), listed)
 
     def resource_for(self, api_version: str, kind: str) -> kmock.resource:
         """The declared resource serving objects of this ``apiVersion`` and ``kind``."""
@@ -325,6 +349,7 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
             self.objects[key].history.append(obj)
         else:
             self.objects[key] = obj
+            self._note_resource(key[0])
         payload = {"type": event, "object": copy.deepcopy(obj)}
         self._log.append((self._rv, key[0], payload))
         await self._buses[key[0]].put(payload)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,15 @@ def _version(body: Mapping[str, Any]) -> str | None:
     return (body.get("metadata") or {}).get("resourceVersion")
 
 
+_UNSEEN = object()
+
+
+def _identity(obj: Mapping[str, Any]) -> tuple[tuple[Any, Any, Any], Any]:
+    """(kind, namespace, name) of an object, and its resourceVersion."""
+    meta = obj.get("metadata") or {}
+    return (obj.get("kind"), meta.get("namespace"), meta.get("name")), meta.get("resourceVersion")
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -62,6 +72,11 @@ class Controller:
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     #: (kind, namespace, name) -> resourceVersion of the object as this controller last wrote it.
     _own_writes: dict[tuple[Any, Any, Any], Any] = field(default_factory=dict)
+    #: Objects being written now, and the versions their watch events showed meanwhile.
+    _writing: set[tuple[Any, Any, Any]] = field(default_factory=set)
+    _unconfirmed: dict[tuple[Any, Any, Any], Any] = field(default_factory=dict)
+    _echo_lock: threading.Lock = field(default_factory=threading.Lock)
+    _loop: asyncio.AbstractEventLoop | None = None
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -94,9 +109,25 @@ class Controller:
         if isvc and (namespace, isvc) in self.isvcs:
             self.queue.add((namespace, isvc))
 
+    def owned_changed(
+        self, namespace: str, isvc: str | None, obj: Mapping[str, Any], *, deleted: bool = False
+    ) -> None:
+        """An owned object changed: re-queue its owner, unless the event only echoes a write
+        of this controller (whose answer may not have reached the worker yet)."""
+        if not deleted:
+            identity, version = _identity(obj)
+            with self._echo_lock:
+                if version is not None and self._own_writes.get(identity) == version:
+                    return
+                if identity in self._writing:
+                    self._unconfirmed[identity] = version
+                    return
+        self.requeue_owner(namespace, isvc)
+
     # -- running -----------------------------------------------------------------------------
 
     def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         if not self._tasks:
             self._tasks = [asyncio.create_task(self._work()) for _ in range(self.workers)]
 
@@ -188,9 +219,7 @@ class Controller:
             logger.log(level, record.message, extra=dict(record.fields))
         for obj in plan.apply:
             current = existing.get((obj["kind"], obj["metadata"]["name"]))
-            written = apply_object(api, with_owner(obj, body), current)
-            if written is not None:
-                self._remember_write(written)
+            self._apply(api, key, with_owner(obj, body), current)
         for obj in plan.delete:
             api.delete(obj)
         written = None
@@ -201,17 +230,25 @@ class Controller:
             self._post(api, key, body, event)
         return written
 
-    def _remember_write(self, obj: Mapping[str, Any]) -> None:
-        meta = obj.get("metadata") or {}
-        identity = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
-        self._own_writes[identity] = meta.get("resourceVersion")
-
-    def is_own_write(self, obj: Mapping[str, Any]) -> bool:
-        """Whether a watch event only echoes a write of this controller (no re-queue needed)."""
-        meta = obj.get("metadata") or {}
-        identity = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
-        version = meta.get("resourceVersion")
-        return version is not None and self._own_writes.get(identity) == version
+    def _apply(
+        self, api: KubeApi, key: Key, desired: Mapping[str, Any], current: Mapping[str, Any] | None
+    ) -> None:
+        """Apply one object, noting the write so that its watch echo does not re-queue."""
+        identity, _ = _identity(desired)
+        with self._echo_lock:
+            self._writing.add(identity)
+        written = None
+        try:
+            written = apply_object(api, desired, current)
+        finally:
+            version = _identity(written)[1] if written is not None else None
+            with self._echo_lock:
+                self._writing.discard(identity)
+                if version is not None:
+                    self._own_writes[identity] = version
+                seen = self._unconfirmed.pop(identity, _UNSEEN)
+            if seen is not _UNSEEN and (version is None or seen != version):
+                self._loop.call_soon_threadsafe(self.requeue_owner, *key)
 
     def _post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
         meta = body["metadata"]

@@ -84,10 +84,10 @@ async def _owner_changed(
     type: str | None, namespace: str, labels: kopf.Labels, memo: kopf.Memo, kwargs: dict[str, Any]
 ) -> None:
     controller = bind(memo, kwargs)
-    body = kwargs.get("body")
-    if type is None or (type != "DELETED" and body is not None and controller.is_own_write(body)):
-        return  # the initial listing, or the echo of the controller's own write
-    controller.requeue_owner(namespace, labels.get("ome.io/inferenceservice"))
+    if type is None:
+        return  # the initial listing: every InferenceService is queued anyway
+    owner = labels.get("ome.io/inferenceservice")
+    controller.owned_changed(namespace, owner, kwargs.get("body") or {}, deleted=type == "DELETED")
 
 
 @kopf.on.event("apps", "v1", "deployments", labels=_OWNED)

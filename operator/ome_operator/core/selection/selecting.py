@@ -83,14 +83,55 @@ def _skip_reason(
     return _ZERO_SCORE
 
 
+#: Checks that depend on the InferenceService, then those that depend only on the model.
+_REQUEST_CHECKS = ("disabled", "accelerator_class", "deployment_mode")
+_MODEL_CHECKS = ("model_format", "model_size")
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """What a runtime says about a model whatever the InferenceService: checks 4–5, the first
+    fully matching entry and the score."""
+
+    exclusion: Exclusion | None
+    match: SupportedModelFormat | None = None
+    score: int = 0
+
+
+#: Memo of fits by object identity: runtimes and models come from watch-fed caches whose
+#: objects are immutable and replaced on change, so every InferenceService of a reconcile wave
+#: shares the work. Entries hold their objects, so an identity is never reused while cached.
+_FITS: dict[tuple[int, int], tuple[ServingRuntime, ModelSpec, _Fit]] = {}
+_FITS_LIMIT = 65536
+
+
+def _fit(runtime: ServingRuntime, model: ModelSpec) -> _Fit:
+    key = (id(runtime), id(model))
+    found = _FITS.get(key)
+    if found is not None and found[0] is runtime and found[1] is model:
+        return found[2]
+    exclusion = first_exclusion(runtime, Request(model), checks=_MODEL_CHECKS)
+    if exclusion is not None:
+        fit = _Fit(exclusion)
+    else:
+        match = next(e for e in runtime.spec.supported_model_formats if entry_matches(e, model))
+        fit = _Fit(None, match, runtime_score(runtime, model))
+    if len(_FITS) >= _FITS_LIMIT:
+        _FITS.clear()
+    _FITS[key] = (runtime, model, fit)
+    return fit
+
+
 def _verdict(runtime: ServingRuntime, request: Request) -> RuntimeVerdict:
-    exclusion = first_exclusion(runtime, request)
+    exclusion = first_exclusion(runtime, request, checks=_REQUEST_CHECKS)
     if exclusion is not None:
         return RuntimeVerdict(runtime, exclusion=exclusion)
     model = request.model
-    match = next(e for e in runtime.spec.supported_model_formats if entry_matches(e, model))
-    score = runtime_score(runtime, model)
-    return RuntimeVerdict(runtime, score, None, _skip_reason(score, runtime, match, model), match)
+    fit = _fit(runtime, model)
+    if fit.exclusion is not None:
+        return RuntimeVerdict(runtime, exclusion=fit.exclusion)
+    skip = _skip_reason(fit.score, runtime, fit.match, model)
+    return RuntimeVerdict(runtime, fit.score, None, skip, fit.match)
 
 
 @dataclass(frozen=True)

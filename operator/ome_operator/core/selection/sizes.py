@@ -13,6 +13,7 @@ as ``0`` (``""``, ``4b``).
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 __all__ = ["format_range", "parse_size", "size_distance", "size_in_range"]
 
@@ -22,6 +23,7 @@ _MULTIPLIERS = {"": 1, "M": 10**6, "B": 10**9, "T": 10**12}
 _SIZE = re.compile(r"(?P<number>[0-9]+\.?[0-9]*|\.[0-9]+)(?P<suffix>[MBT]?)")
 
 
+@lru_cache(maxsize=4096)  # pure; sizes repeat across runtimes and reconciles
 def parse_size(text: str) -> Fraction:
     """The parameter count ``text`` spells, or ``0`` when it does not parse."""
     match = _SIZE.fullmatch(text)
@@ -30,6 +32,7 @@ def parse_size(text: str) -> Fraction:
     return Fraction(match["number"]) * _MULTIPLIERS[match["suffix"]]
 
 
+@lru_cache(maxsize=4096)
 def size_in_range(size: str, minimum: str | None, maximum: str | None) -> bool:
     """Whether ``size`` lies within the inclusive bounds; ``min > max`` admits nothing."""
     value = parse_size(size)
@@ -45,6 +48,7 @@ def format_range(minimum: str | None, maximum: str | None) -> str:
     return f"{lower}, {upper}"
 
 
+@lru_cache(maxsize=4096)
 def size_distance(size: str, minimum: str | None, maximum: str | None) -> Fraction:
     """The sum of the distances from ``size`` to each present bound (S2.11 rule 3)."""
     value = parse_size(size)
