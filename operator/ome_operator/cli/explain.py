@@ -22,12 +22,12 @@ from ..cluster.objects import (
 from ..core.selection import RuntimeCatalog, Selection, explain_priority, explain_weight
 from ..core.selection import select_runtime as run_selection
 from ..models import InferenceService, ModelResource, ServingRuntime, from_manifest
+from .commands import UsageError
 from .tables import format_explain_table, format_table
 
 __all__ = [
     "CLI_COLLECTION_LIMIT",
     "ExplainRequest",
-    "UsageError",
     "collect_runtimes",
     "explain_rows",
     "read_model",
@@ -42,10 +42,6 @@ _EXPLICIT_NOTE = "Note: spec.runtime is explicit; automatic selection below is h
 _NO_RUNTIMES = "No serving runtimes found in the selected namespace or at cluster scope."
 _NO_RUNTIMES_FOR_SELECTOR = "No serving runtimes found for selector."
 _CONTEXT_TITLE = "Effective context (separate observation; selector verdict unchanged):"
-
-
-class UsageError(ValueError):
-    """A command line that cannot run; printed as ``error: <message>``, exit 1."""
 
 
 @dataclass(frozen=True)

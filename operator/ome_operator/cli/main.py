@@ -9,24 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import TextIO
 
 from ..cluster.connection import ConnectionFlags
 from ..cluster.manifests import ManifestError, ManifestReader, load_manifests
 from ..cluster.objects import ObjectReader, ReadError
 from ..core.selection import SelectionError
 from ..models import InvalidResourceError
-from .explain import ExplainRequest, UsageError, run_explain
+from .commands import Parser, run_command
+from .explain import ExplainRequest, run_explain
 from .tables import terminal_width
 
 __all__ = ["build_parser", "main"]
 
-_ERRORS = (UsageError, ReadError, ManifestError, InvalidResourceError, SelectionError)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
+_ERRORS = (ReadError, ManifestError, InvalidResourceError, SelectionError)
 
 
 def _connection_flags(parser: argparse.ArgumentParser) -> None:
@@ -84,10 +80,10 @@ def _connection_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="kubectl ome", description="OME model-serving tools for kubectl")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="kubectl ome", description="OME model-serving tools for kubectl")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     runtime = commands.add_parser("runtime", help="Inspect serving runtime decisions")
-    verbs = runtime.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+    verbs = runtime.add_subparsers(dest="verb", required=True, parser_class=Parser)
 
     explain = verbs.add_parser(
         "explain", help="Explain why each serving runtime would or would not be selected"
@@ -179,13 +175,9 @@ def main(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
-    try:
-        args = build_parser().parse_args(argv)
-        return _run(args, stdin, stdout, stderr)
-    except _ERRORS as exc:
-        print(f"error: {exc}", file=stderr)
-        return 1
+    return run_command(
+        build_parser(), _run, argv, _ERRORS, stdin=stdin, stdout=stdout, stderr=stderr
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,16 +16,15 @@ from ..cluster.manifests import ManifestError, load_manifests
 from ..core.operator_config import ConfigError
 from ..models import InvalidResourceError
 from ..settings import RunOptions, parse_bind_address
-from .explain import UsageError
-from .main import _Parser
+from .commands import Parser, run_command
 from .render import format_report, render_report
 
 __all__ = ["main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ome-operator", description="The OME model-serving operator")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="ome-operator", description="The OME model-serving operator")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = commands.add_parser("run", help="Run the operator against the current cluster")
     run.add_argument(
         "-n",
@@ -124,6 +123,10 @@ def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     return 0
 
 
+def _dispatch(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, _: TextIO) -> int:
+    return _run(args) if args.command == "run" else _render(args, stdin, stdout)
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -131,15 +134,15 @@ def main(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
-    try:
-        args = build_parser().parse_args(argv)
-        if args.command == "run":
-            return _run(args)
-        return _render(args, stdin, stdout)
-    except (UsageError, ManifestError, InvalidResourceError, ConfigError) as exc:
-        print(f"error: {exc}", file=stderr)
-        return 1
+    return run_command(
+        build_parser(),
+        _dispatch,
+        argv,
+        (ManifestError, InvalidResourceError, ConfigError),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover
