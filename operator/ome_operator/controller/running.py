@@ -114,8 +114,11 @@ class Controller:
     ) -> None:
         """An owned object changed: re-queue its owner, unless the event only echoes a write
         of this controller (whose answer may not have reached the worker yet)."""
-        if not deleted:
-            identity, version = _identity(obj)
+        identity, version = _identity(obj)
+        if deleted:
+            with self._echo_lock:
+                self._own_writes.pop(identity, None)  # nothing left to echo
+        else:
             with self._echo_lock:
                 if version is not None and self._own_writes.get(identity) == version:
                     return
