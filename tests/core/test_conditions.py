@@ -412,6 +412,13 @@ def test_a_mirrored_condition_keeps_its_transition_time_while_its_status_stays()
             ("False", "InsufficientAvailable", "0/2 Instances serving, need 2"),
             id="missing counts are zero",
         ),
+        pytest.param(
+            _replica(readyReplicas="2", servingReplicas=True),
+            2,
+            None,
+            ("False", "InsufficientAvailable", "0/2 Instances serving, need 2"),
+            id="counts that are not integers are zero, not a crash",
+        ),
     ],
 )
 def test_an_omenative_component_condition(

@@ -275,6 +275,12 @@ SAMPLES_SUMMARY = [
             id="no -f",
         ),
         pytest.param(
+            ("-f", "-", "--now", "yesterday"),
+            "",
+            '--now "yesterday" is not an RFC 3339 time, e.g. 2026-01-01T00:00:00Z',
+            id="a --now that is not an RFC 3339 time",
+        ),
+        pytest.param(
             ("-f", "-", "-o", "wide"),
             "",
             "argument -o/--output: invalid choice: 'wide' (choose from 'yaml', 'json')",

@@ -16,7 +16,7 @@ from ..cluster.manifests import ManifestError, load_manifests
 from ..core.operator_config import ConfigError
 from ..models import InvalidResourceError
 from ..settings import RunOptions, parse_bind_address
-from .commands import Parser, run_command
+from .commands import Parser, UsageError, run_command
 from .render import format_report, render_report
 
 __all__ = ["main"]
@@ -118,6 +118,12 @@ def _run(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     now = args.now or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        datetime.datetime.fromisoformat(now.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f'--now "{now}" is not an RFC 3339 time, e.g. 2026-01-01T00:00:00Z'
+        ) from None
     report = render_report(load_manifests(args.filenames, stdin), now=now)
     stdout.write(format_report(report, args.output))
     return 0

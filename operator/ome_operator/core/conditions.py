@@ -82,8 +82,7 @@ def _omenative(
     """S5.4.10: the ISVC component condition for an OMENative component."""
     status = (replica or {}).get("status") or {}
     total = desired
-    ready = status.get("readyReplicas", 0)
-    serving = status.get("servingReplicas", 0)
+    ready, serving = _count(status, "readyReplicas"), _count(status, "servingReplicas")
     minimum = max(total - _resolve_unavailable(max_unavailable, total), 0)
     if total == 0:
         return "False", "NoReplicas", "Component has no desired Instances"
@@ -96,6 +95,12 @@ def _omenative(
         "InsufficientAvailable",
         f"{serving}/{total} Instances serving, need {minimum}",
     )
+
+
+def _count(status: Mapping[str, Any], key: str) -> int:
+    """A replica count another controller reported; anything but an integer counts as 0."""
+    value = status.get(key, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _resolve_unavailable(value: Any, total: int) -> int:
