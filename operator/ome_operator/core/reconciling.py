@@ -8,44 +8,50 @@ applies the plan through the API; ``ome-operator render`` prints it. Nothing her
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..models import InferenceService, InvalidResourceError, ModelResource, ServingRuntime
 from .conditions import (
-    COMPONENT_CONDITION,
-    component_condition,
     condition,
     find_condition,
     merge_conditions,
-    omenative_counts,
-    ready_condition,
 )
 from .deployment_modes import (
     DeploymentMode,
     InvalidComponentModeError,
-    ResolvedMode,
     check_component_mode,
     isvc_level_mode,
     resolve_component_mode,
 )
+from .isvc_status import (
+    WORKLOAD_MODES,
+    component_ready,
+    inference_service_status,
+    previous_conditions,
+    workload_key,
+)
 from .merging import effective_replicas, merge_component
-from .model_catalog import ModelCatalog
 from .operator_config import OperatorConfig
+from .plans import (
+    Decisions,
+    Event,
+    LogRecord,
+    Outcome,
+    ReconcilePlan,
+    ResolvedComponent,
+    Snapshot,
+)
 from .rendering import (
     ComponentContext,
     ComponentRenderError,
     component_service,
-    component_url,
-    entry_url,
     render_component,
     render_entry_service,
 )
-from .rendering.naming import component_name, leader_worker_set_name
+from .rendering.naming import component_name
 from .selection import (
     ModelSpecError,
-    RuntimeCatalog,
     RuntimeDisabledError,
     RuntimeNotFoundError,
     resolve_named_runtime,
@@ -55,61 +61,6 @@ from .selection import (
 __all__ = ["Decisions", "Event", "LogRecord", "Outcome", "ReconcilePlan", "Snapshot", "reconcile"]
 
 _VIRTUAL_MESSAGE = "InferenceService is in VirtualDeployment mode"
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What one reconcile reads: runtimes and models (watch-fed), and the objects that exist in
-    the InferenceService's namespace under the names it owns, keyed by (kind, name)."""
-
-    runtimes: RuntimeCatalog
-    models: ModelCatalog
-    existing: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
-    leader_worker_set_installed: bool = True
-    now: str = "1970-01-01T00:00:00Z"
-
-
-@dataclass(frozen=True)
-class Event:
-    type: str  # Normal | Warning
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True)
-class LogRecord:
-    level: str  # info | error
-    message: str
-    fields: tuple[tuple[str, Any], ...] = ()
-
-
-class Outcome(StrEnum):
-    SUCCESS = "success"
-    ERROR = "error"  # retried with backoff
-    PARKED = "parked"  # waits for a watched change
-
-
-@dataclass(frozen=True)
-class Decisions:
-    """What the metrics record about a pass (S10)."""
-
-    selection: tuple[str, str] | None = None  # (outcome, scope) of auto-selection
-    exclusions: tuple[str, ...] = ()  # check names of excluded runtimes
-    named: str | None = None  # resolved | advisory | not_found | disabled
-    modes: tuple[tuple[str, str], ...] = ()  # (component, mode)
-    component_errors: tuple[tuple[str, str], ...] = ()  # (component, reason)
-    runtime_unresolved: bool = False
-
-
-@dataclass(frozen=True)
-class ReconcilePlan:
-    outcome: Outcome
-    apply: tuple[dict[str, Any], ...] = ()
-    delete: tuple[dict[str, Any], ...] = ()
-    status: dict[str, Any] | None = None  # None: write no status in this pass
-    events: tuple[Event, ...] = ()
-    logs: tuple[LogRecord, ...] = ()
-    decisions: Decisions = Decisions()
 
 
 class _Stop(Exception):
@@ -129,13 +80,9 @@ class _Runtime:
     decisions: Decisions
 
 
-def _conditions(isvc: InferenceService) -> list[dict[str, Any]]:
-    return list((isvc.status or {}).get("conditions") or [])
-
-
 def _virtual(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> ReconcilePlan:
     """S3.5 / OPEN-10: nothing is created or updated; the URL and Ready are set."""
-    previous = _conditions(isvc)
+    previous = previous_conditions(isvc)
     ready = condition(
         "Ready",
         "True",
@@ -180,7 +127,7 @@ def _runtime_not_found(
     isvc: InferenceService, snap: Snapshot, message: str, decisions: Decisions
 ) -> ReconcilePlan:
     """S8.2 / OPEN-32: only RuntimeReady is written; the event follows its transitions."""
-    previous = _conditions(isvc)
+    previous = previous_conditions(isvc)
     before = find_condition(previous, "RuntimeReady")
     runtime_ready = condition(
         "RuntimeReady",
@@ -279,14 +226,6 @@ class _LeaderWorkerSetMissing(ComponentRenderError):
         super().__init__("the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed")
 
 
-@dataclass(frozen=True)
-class _Component:
-    name: str
-    resolved: ResolvedMode
-    context: ComponentContext
-    objects: tuple[dict[str, Any], ...]
-
-
 def _owned_by(obj: Mapping[str, Any], isvc: InferenceService) -> bool:
     refs = (obj.get("metadata") or {}).get("ownerReferences") or []
     return any(
@@ -302,7 +241,7 @@ def _component(
     model: ModelResource | None,
     snap: Snapshot,
     config: OperatorConfig,
-) -> _Component:
+) -> ResolvedComponent:
     declared = isvc.spec.component(name)
     merged = merge_component(runtime.spec.config(name), declared, where=f"spec.{name}")
     resolved = resolve_component_mode(isvc, name, merged)
@@ -331,7 +270,7 @@ def _component(
             f"failed to preflight {name} PodDisruptionBudget: PodDisruptionBudget {pdb_name} "
             "exists and was not created by this InferenceService"
         )
-    return _Component(name, resolved, context, objects)
+    return ResolvedComponent(name, resolved, context, objects)
 
 
 def _failure(isvc: InferenceService, name: str, error: Exception) -> LogRecord:
@@ -353,47 +292,6 @@ def _error_reason(error: Exception) -> str:
     return "pdb" if "PodDisruptionBudget" in str(error) else "other"
 
 
-def _workload_key(isvc: InferenceService, name: str, mode: DeploymentMode) -> tuple[str, str]:
-    if mode is DeploymentMode.MULTI_NODE:
-        return "LeaderWorkerSet", leader_worker_set_name(isvc.name, name)
-    if mode is DeploymentMode.OME_NATIVE:
-        return "InferenceReplica", component_name(isvc.name, name)
-    return "Deployment", component_name(isvc.name, name)
-
-
-#: Modes with a workload object; another mode's object left behind means a mode change (S3.6).
-_WORKLOAD_MODES = (
-    DeploymentMode.RAW_DEPLOYMENT,
-    DeploymentMode.OME_NATIVE,
-    DeploymentMode.MULTI_NODE,
-)
-
-
-def _desired_instances(objects: tuple[dict[str, Any], ...]) -> int:
-    replica = next((o for o in objects if o["kind"] == "InferenceReplica"), {})
-    return (replica.get("spec") or {}).get("replicas") or 1
-
-
-def _ready(
-    isvc: InferenceService, comp: _Component, snap: Snapshot, previous: list[dict[str, Any]]
-) -> dict[str, Any]:
-    key = _workload_key(isvc, comp.name, comp.resolved.mode)
-    unavailable = (
-        ((comp.context.merged.lifecycle or {}).get("updateStrategy") or {})
-        .get("rollingUpdate", {})
-        .get("maxUnavailable")
-    )
-    return component_condition(
-        comp.name,
-        comp.resolved.mode.value,
-        snap.existing.get(key),
-        desired=_desired_instances(comp.objects),
-        max_unavailable=unavailable,
-        previous=find_condition(previous, COMPONENT_CONDITION[comp.name]),
-        now=snap.now,
-    )
-
-
 def _ref(obj: Mapping[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
     return {
@@ -404,7 +302,7 @@ def _ref(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _budget_moves(
-    isvc: InferenceService, comp: _Component, ready: bool, snap: Snapshot
+    isvc: InferenceService, comp: ResolvedComponent, ready: bool, snap: Snapshot
 ) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
     """S3.6: the PDB keeps protecting the old pods until the new workload is ready; without a
     mode change in flight, a PDB that differs is a manual edit, reset at once (S5.5)."""
@@ -417,8 +315,8 @@ def _budget_moves(
         desired["spec"].get("selector")
     )
     moving = any(
-        _workload_key(isvc, comp.name, mode) in snap.existing
-        for mode in _WORKLOAD_MODES
+        workload_key(isvc, comp.name, mode) in snap.existing
+        for mode in WORKLOAD_MODES
         if mode is not comp.resolved.mode
     )
     if not same and not ready and moving:
@@ -427,7 +325,10 @@ def _budget_moves(
 
 
 def _component_writes(
-    isvc: InferenceService, components: list[_Component], ready: dict[str, dict], snap: Snapshot
+    isvc: InferenceService,
+    components: list[ResolvedComponent],
+    ready: dict[str, dict],
+    snap: Snapshot,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The reconciled components' objects to apply and budgets to delete, in component order."""
     apply: list[dict[str, Any]] = []
@@ -437,48 +338,6 @@ def _component_writes(
         apply.extend(objects)
         delete.extend(removed)
     return apply, delete
-
-
-def _component_status(
-    isvc: InferenceService, comp: _Component, ready: bool, snap: Snapshot, config: OperatorConfig
-) -> dict[str, Any]:
-    name, mode = comp.name, comp.resolved.mode
-    found: dict[str, Any] = {
-        "deploymentMode": mode.value,
-        "deploymentModeSource": comp.resolved.source.value,
-    }
-    if ready:
-        found["url"] = component_url(isvc, name, config.cluster_domain)
-    if mode is DeploymentMode.RAW_DEPLOYMENT:
-        found["scaleTargetRef"] = {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "name": component_name(isvc.name, name),
-        }
-    if mode is DeploymentMode.OME_NATIVE:
-        replica = snap.existing.get(("InferenceReplica", component_name(isvc.name, name)))
-        lifecycle = omenative_counts(replica)
-        conditions = ((replica or {}).get("status") or {}).get("conditions")
-        if conditions:
-            lifecycle["conditions"] = conditions
-        found["lifecycle"] = lifecycle
-        found["scaleTargetRef"] = {
-            "apiVersion": "ome.io/v1beta1",
-            "kind": "InferenceReplica",
-            "name": component_name(isvc.name, name),
-        }
-    return found
-
-
-def _observed_generation(
-    isvc: InferenceService, components: list[_Component], snap: Snapshot
-) -> int | None:
-    """OPEN-41: the first RawDeployment component's Deployment observedGeneration."""
-    for comp in components:
-        if comp.resolved.mode is DeploymentMode.RAW_DEPLOYMENT:
-            deployment = snap.existing.get(("Deployment", component_name(isvc.name, comp.name)))
-            return ((deployment or {}).get("status") or {}).get("observedGeneration")
-    return None
 
 
 def _orphans(isvc: InferenceService, snap: Snapshot) -> tuple[dict[str, Any], ...]:
@@ -498,73 +357,6 @@ def _orphans(isvc: InferenceService, snap: Snapshot) -> tuple[dict[str, Any], ..
     return tuple(found)
 
 
-def _status(
-    isvc: InferenceService,
-    components: list[_Component],
-    ready: dict[str, dict],
-    chosen: _Runtime,
-    snap: Snapshot,
-    config: OperatorConfig,
-) -> dict[str, Any]:
-    previous = _conditions(isvc)
-    updates = [ready[c.name] for c in components]
-    updates.append(
-        condition(
-            "IngressReady",
-            "True",
-            "IngressDisabled",
-            previous=find_condition(previous, "IngressReady"),
-            now=snap.now,
-        )
-    )
-    runtime_ready = find_condition(previous, "RuntimeReady")
-    if runtime_ready is not None:
-        updates.append(
-            condition(
-                "RuntimeReady",
-                "True",
-                "RuntimeResolved",
-                severity="Info",
-                previous=runtime_ready,
-                now=snap.now,
-            )
-        )
-    stale = {COMPONENT_CONDITION[c] for c in COMPONENT_CONDITION} - {
-        COMPONENT_CONDITION[c.name] for c in components
-    }
-    kept = [c for c in previous if c.get("type") not in stale]
-    updates.append(
-        ready_condition(
-            merge_conditions(kept, updates),
-            previous=find_condition(previous, "Ready"),
-            now=snap.now,
-        )
-    )
-    status = dict(isvc.status or {})
-    url = entry_url(isvc, config.cluster_domain)
-    status.update(
-        {
-            "conditions": merge_conditions(kept, updates),
-            "url": url,
-            "address": {"url": url},
-            "components": {
-                c.name: _component_status(isvc, c, ready[c.name]["status"] == "True", snap, config)
-                for c in components
-            },
-            "runtime": {
-                "kind": chosen.runtime.kind,
-                "name": chosen.runtime.name,
-                "selection": chosen.selection,
-            },
-        }
-    )
-    generation = _observed_generation(isvc, components, snap)
-    status.pop("observedGeneration", None)
-    if generation is not None:
-        status["observedGeneration"] = generation
-    return status
-
-
 def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> ReconcilePlan:
     if config.problem is not None:
         record = LogRecord(
@@ -578,14 +370,14 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
         return ReconcilePlan(Outcome.PARKED, events=(event,))
     model = _model(isvc, snap)
     chosen = _resolve_runtime(isvc, snap, model)
-    previous = _conditions(isvc)
-    components: list[_Component] = []
+    previous = previous_conditions(isvc)
+    components: list[ResolvedComponent] = []
     for name in isvc.declared_components():
         try:
             comp = _component(isvc, name, chosen.runtime, model, snap, config)
         except (InvalidComponentModeError, ComponentRenderError, InvalidResourceError) as exc:
             # S6: the earlier components are reconciled in full, their budget moves included.
-            ready = {c.name: _ready(isvc, c, snap, previous) for c in components}
+            ready = {c.name: component_ready(isvc, c, snap, previous) for c in components}
             apply, delete = _component_writes(isvc, components, ready, snap)
             decisions = replace(chosen.decisions, component_errors=((name, _error_reason(exc)),))
             return ReconcilePlan(
@@ -596,7 +388,7 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
                 decisions=decisions,
             )
         components.append(comp)
-    ready = {c.name: _ready(isvc, c, snap, previous) for c in components}
+    ready = {c.name: component_ready(isvc, c, snap, previous) for c in components}
     apply, delete = _component_writes(isvc, components, ready, snap)
     front = components[-1] if components[-1].name == "router" else components[0]
     apply.append(render_entry_service(isvc, component_service(front.objects)))
@@ -608,7 +400,9 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
         Outcome.SUCCESS,
         apply=tuple(apply),
         delete=tuple(delete),
-        status=_status(isvc, components, ready, chosen, snap, config),
+        status=inference_service_status(
+            isvc, components, ready, chosen.runtime, chosen.selection, snap, config
+        ),
         events=chosen.events,
         logs=chosen.logs,
         decisions=decisions,

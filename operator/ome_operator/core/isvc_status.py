@@ -1,0 +1,192 @@
+"""The InferenceService status a successful pass writes (S8.1, S5.2–S5.4.10, S16.4, OPEN-41).
+
+Conditions come from the workloads each component's mode runs; the rest records the decisions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..models import InferenceService, ServingRuntime
+from .conditions import (
+    COMPONENT_CONDITION,
+    component_condition,
+    condition,
+    find_condition,
+    merge_conditions,
+    omenative_counts,
+    ready_condition,
+)
+from .deployment_modes import DeploymentMode
+from .operator_config import OperatorConfig
+from .plans import ResolvedComponent, Snapshot
+from .rendering import component_url, entry_url
+from .rendering.naming import component_name, leader_worker_set_name
+
+__all__ = [
+    "WORKLOAD_MODES",
+    "component_ready",
+    "inference_service_status",
+    "previous_conditions",
+    "workload_key",
+]
+
+
+def previous_conditions(isvc: InferenceService) -> list[dict[str, Any]]:
+    return list((isvc.status or {}).get("conditions") or [])
+
+
+def workload_key(isvc: InferenceService, name: str, mode: DeploymentMode) -> tuple[str, str]:
+    if mode is DeploymentMode.MULTI_NODE:
+        return "LeaderWorkerSet", leader_worker_set_name(isvc.name, name)
+    if mode is DeploymentMode.OME_NATIVE:
+        return "InferenceReplica", component_name(isvc.name, name)
+    return "Deployment", component_name(isvc.name, name)
+
+
+#: Modes with a workload object; another mode's object left behind means a mode change (S3.6).
+WORKLOAD_MODES = (
+    DeploymentMode.RAW_DEPLOYMENT,
+    DeploymentMode.OME_NATIVE,
+    DeploymentMode.MULTI_NODE,
+)
+
+
+def _desired_instances(objects: tuple[dict[str, Any], ...]) -> int:
+    replica = next((o for o in objects if o["kind"] == "InferenceReplica"), {})
+    return (replica.get("spec") or {}).get("replicas") or 1
+
+
+def component_ready(
+    isvc: InferenceService, comp: ResolvedComponent, snap: Snapshot, previous: list[dict[str, Any]]
+) -> dict[str, Any]:
+    key = workload_key(isvc, comp.name, comp.resolved.mode)
+    unavailable = (
+        ((comp.context.merged.lifecycle or {}).get("updateStrategy") or {})
+        .get("rollingUpdate", {})
+        .get("maxUnavailable")
+    )
+    return component_condition(
+        comp.name,
+        comp.resolved.mode.value,
+        snap.existing.get(key),
+        desired=_desired_instances(comp.objects),
+        max_unavailable=unavailable,
+        previous=find_condition(previous, COMPONENT_CONDITION[comp.name]),
+        now=snap.now,
+    )
+
+
+def _component_status(
+    isvc: InferenceService,
+    comp: ResolvedComponent,
+    ready: bool,
+    snap: Snapshot,
+    config: OperatorConfig,
+) -> dict[str, Any]:
+    name, mode = comp.name, comp.resolved.mode
+    found: dict[str, Any] = {
+        "deploymentMode": mode.value,
+        "deploymentModeSource": comp.resolved.source.value,
+    }
+    if ready:
+        found["url"] = component_url(isvc, name, config.cluster_domain)
+    if mode is DeploymentMode.RAW_DEPLOYMENT:
+        found["scaleTargetRef"] = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": component_name(isvc.name, name),
+        }
+    if mode is DeploymentMode.OME_NATIVE:
+        replica = snap.existing.get(("InferenceReplica", component_name(isvc.name, name)))
+        lifecycle = omenative_counts(replica)
+        conditions = ((replica or {}).get("status") or {}).get("conditions")
+        if conditions:
+            lifecycle["conditions"] = conditions
+        found["lifecycle"] = lifecycle
+        found["scaleTargetRef"] = {
+            "apiVersion": "ome.io/v1beta1",
+            "kind": "InferenceReplica",
+            "name": component_name(isvc.name, name),
+        }
+    return found
+
+
+def _observed_generation(
+    isvc: InferenceService, components: list[ResolvedComponent], snap: Snapshot
+) -> int | None:
+    """OPEN-41: the first RawDeployment component's Deployment observedGeneration."""
+    for comp in components:
+        if comp.resolved.mode is DeploymentMode.RAW_DEPLOYMENT:
+            deployment = snap.existing.get(("Deployment", component_name(isvc.name, comp.name)))
+            return ((deployment or {}).get("status") or {}).get("observedGeneration")
+    return None
+
+
+def inference_service_status(
+    isvc: InferenceService,
+    components: list[ResolvedComponent],
+    ready: dict[str, dict],
+    runtime: ServingRuntime,
+    selection: str,
+    snap: Snapshot,
+    config: OperatorConfig,
+) -> dict[str, Any]:
+    """The whole status of a successful pass; keys the operator does not own are kept."""
+    previous = previous_conditions(isvc)
+    updates = [ready[c.name] for c in components]
+    updates.append(
+        condition(
+            "IngressReady",
+            "True",
+            "IngressDisabled",
+            previous=find_condition(previous, "IngressReady"),
+            now=snap.now,
+        )
+    )
+    runtime_ready = find_condition(previous, "RuntimeReady")
+    if runtime_ready is not None:
+        updates.append(
+            condition(
+                "RuntimeReady",
+                "True",
+                "RuntimeResolved",
+                severity="Info",
+                previous=runtime_ready,
+                now=snap.now,
+            )
+        )
+    stale = {COMPONENT_CONDITION[c] for c in COMPONENT_CONDITION} - {
+        COMPONENT_CONDITION[c.name] for c in components
+    }
+    kept = [c for c in previous if c.get("type") not in stale]
+    updates.append(
+        ready_condition(
+            merge_conditions(kept, updates),
+            previous=find_condition(previous, "Ready"),
+            now=snap.now,
+        )
+    )
+    status = dict(isvc.status or {})
+    url = entry_url(isvc, config.cluster_domain)
+    status.update(
+        {
+            "conditions": merge_conditions(kept, updates),
+            "url": url,
+            "address": {"url": url},
+            "components": {
+                c.name: _component_status(isvc, c, ready[c.name]["status"] == "True", snap, config)
+                for c in components
+            },
+            "runtime": {
+                "kind": runtime.kind,
+                "name": runtime.name,
+                "selection": selection,
+            },
+        }
+    )
+    generation = _observed_generation(isvc, components, snap)
+    status.pop("observedGeneration", None)
+    if generation is not None:
+        status["observedGeneration"] = generation
+    return status
