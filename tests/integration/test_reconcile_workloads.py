@@ -375,3 +375,36 @@ async def test_removing_the_router_deletes_its_objects(kube, operator):
         ("Service", "chat"),
     }
     assert stored(kube, SERVICE, "default", "chat")["spec"]["selector"] == {"app": "chat-engine"}
+
+
+async def test_multinode_engine_readiness_mirrors_the_leader_worker_set(kube, operator):
+    await start(kube, operator, isvc_manifest("chat"), **MULTINODE)
+    available = {
+        "type": "Available",
+        "status": "True",
+        "reason": "AllGroupsReady",
+        "message": "All replicas are ready",
+    }
+    await patch(
+        kube,
+        LWS,
+        "default",
+        "lws-chat-engine",
+        {"status": {"conditions": [available]}},
+        subresource="status",
+    )
+    engine = await eventually(
+        lambda: [
+            c
+            for c in status_of(kube, "chat")["conditions"]
+            if c["type"] == "EngineReady" and c["status"] == "True"
+        ]
+    )
+    assert without_times(engine) == [
+        {
+            "type": "EngineReady",
+            "status": "True",
+            "reason": "AllGroupsReady",
+            "message": "All replicas are ready",
+        }
+    ]

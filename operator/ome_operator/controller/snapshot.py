@@ -45,7 +45,10 @@ class Caches:
     accelerator_classes: Mapping[Any, Iterable[str]] | None = None  # None
     owned: tuple[Mapping[Any, Iterable[Mapping[str, Any]]], ...] = ()  # (namespace, isvc)
     disruption_budgets: Mapping[Any, Iterable[Mapping[str, Any]]] | None = None  # (ns, name)
-    leader_worker_sets: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    #: (namespace, owning InferenceService) -> {name: LeaderWorkerSet}; fed by watch events.
+    leader_worker_sets: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = field(
+        default_factory=dict
+    )
 
     @property
     def ready(self) -> bool:
@@ -72,10 +75,8 @@ class Caches:
         for index in self.owned:
             for obj in _values(index, (namespace, isvc)):
                 found[(obj["kind"], obj["metadata"]["name"])] = obj
-        for (ns, _), lws in self.leader_worker_sets.items():
-            labels = lws.get("metadata", {}).get("labels") or {}
-            if ns == namespace and labels.get("ome.io/inferenceservice") == isvc:
-                found[("LeaderWorkerSet", lws["metadata"]["name"])] = lws
+        for name, lws in self.leader_worker_sets.get((namespace, isvc), {}).items():
+            found[("LeaderWorkerSet", name)] = lws
         for name in names:
             for budget in _values(self.disruption_budgets, (namespace, name)):
                 found.setdefault(("PodDisruptionBudget", name), budget)

@@ -25,6 +25,7 @@ __all__ = [
     "owned_inference_replicas",
     "owned_services",
     "serving_runtimes",
+    "snapshot_of",
 ]
 
 GROUP, VERSION = "ome.io", "v1beta1"
@@ -68,14 +69,14 @@ async def accelerator_classes(name: str, **_: Any):
     return {None: name}
 
 
-def _snapshot(body: kopf.Body) -> dict[str, Any]:
+def snapshot_of(body: kopf.Body) -> dict[str, Any]:
     """The object as this watch event delivered it. Each event carries a freshly decoded body
     that nothing mutates afterwards, so a shallow copy is enough (and cheap for every event)."""
     return dict(body)
 
 
 def _owned(body: kopf.Body, namespace: str, labels: kopf.Labels) -> dict[Any, Any]:
-    return {(namespace, labels["ome.io/inferenceservice"]): _snapshot(body)}
+    return {(namespace, labels["ome.io/inferenceservice"]): snapshot_of(body)}
 
 
 @kopf.index("apps", "v1", "deployments", labels=_OWNED)
@@ -96,4 +97,4 @@ async def owned_inference_replicas(body: kopf.Body, namespace: str, labels: kopf
 @kopf.index("policy", "v1", "poddisruptionbudgets")
 async def disruption_budgets(body: kopf.Body, namespace: str, name: str, **_: Any):
     """Every PDB by name: a same-named PDB the operator did not create fails preflight."""
-    return {(namespace, name): _snapshot(body)}
+    return {(namespace, name): snapshot_of(body)}

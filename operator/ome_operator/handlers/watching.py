@@ -13,7 +13,7 @@ from typing import Any
 import kopf
 
 from ..controller.running import Controller
-from .indexes import GROUP, VERSION
+from .indexes import GROUP, VERSION, snapshot_of
 
 __all__ = ["bind"]
 
@@ -130,8 +130,11 @@ async def leader_worker_set_changed(
 ) -> None:
     """Not an index: the CRD may be missing, and an index on it would hold every handler."""
     controller = bind(memo, kwargs)
+    owned = controller.caches.leader_worker_sets.setdefault(
+        (namespace, labels["ome.io/inferenceservice"]), {}
+    )
     if type == "DELETED":
-        controller.caches.leader_worker_sets.pop((namespace, name), None)
+        owned.pop(name, None)
     else:
-        controller.caches.leader_worker_sets[(namespace, name)] = copy.deepcopy(dict(body))
+        owned[name] = snapshot_of(body)
     await _owner_changed(type or "ADDED", namespace, labels, memo, kwargs)
