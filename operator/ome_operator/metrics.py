@@ -5,6 +5,7 @@ No label carries an object name. Tests pass their own ``CollectorRegistry`` to `
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Iterable
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
@@ -84,8 +85,8 @@ class Metrics:
         self, source: str, outcome: str, scope: str, exclusions: Iterable[str] = ()
     ) -> None:
         self.selection.labels(source, outcome, scope).inc()
-        for reason in exclusions:
-            self.exclusions.labels(reason).inc()
+        for reason, count in sorted(collections.Counter(exclusions).items()):
+            self.exclusions.labels(reason).inc(count)
 
     def record_named(self, outcome: str) -> None:
         self.named.labels(outcome).inc()
@@ -97,10 +98,15 @@ class Metrics:
     def record_component_error(self, component: str, reason: str) -> None:
         self.component_errors.labels(component, reason).inc()
 
-    def set_components_by_mode(self, counts: dict[tuple[str, str], int]) -> None:
-        self.components_by_mode.clear()
-        for (component, mode), count in sorted(counts.items()):
+    def set_components_in_mode(self, component: str, mode: str, count: int) -> None:
+        """A pair with no components leaves the exposition rather than showing 0."""
+        if count:
             self.components_by_mode.labels(component, mode).set(count)
+            return
+        try:
+            self.components_by_mode.remove(component, mode)
+        except KeyError:
+            pass  # never set
 
     def set_unresolved(self, count: int) -> None:
         self.unresolved.set(count)

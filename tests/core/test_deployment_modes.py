@@ -15,6 +15,7 @@ from ome_operator.core.deployment_modes import (
     check_component_mode,
     mode_mismatch_reason,
     requested_mode,
+    requested_modes,
     resolve_component_mode,
     runtime_mode,
 )
@@ -267,9 +268,8 @@ def test_the_mode_an_inference_service_requests(
 def test_mode_mismatch(
     isvc_kwargs: dict[str, Any], runtime_kwargs: dict[str, Any], expected: str | None
 ) -> None:
-    assert (
-        mode_mismatch_reason(make_isvc(**isvc_kwargs), make_runtime(**runtime_kwargs)) == expected
-    )
+    requested = requested_modes(make_isvc(**isvc_kwargs))
+    assert mode_mismatch_reason(requested, make_runtime(**runtime_kwargs)) == expected
 
 
 # --- S3.3: resolution per declared component after the merge --------------------------------

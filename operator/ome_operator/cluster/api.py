@@ -25,8 +25,9 @@ class KindInfo:
     namespaced: bool = True
 
     def collection(self, namespace: str | None) -> str:
+        """The collection's path: of one namespace, or of all of them (``None``)."""
         root = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
-        if self.namespaced:
+        if self.namespaced and namespace is not None:
             return f"{root}/namespaces/{namespace}/{self.plural}"
         return f"{root}/{self.plural}"
 
@@ -80,32 +81,52 @@ class KubeApi:
         self._timeout = timeout
 
     def request(
-        self, method: str, path: str, body: Any = None, *, content_type: str = "application/json"
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        query: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
+        sent = self._send(method, path, body, content_type=content_type, query=query)
+        return _answer(method, path, sent)
+
+    def open_stream(
+        self, path: str, query: Mapping[str, str], *, read_timeout: float
+    ) -> urllib3.BaseHTTPResponse:
+        """A GET whose body the caller reads as it arrives (a watch); the caller closes it."""
+        response = self._send("GET", path, None, query=query, read_timeout=read_timeout)
+        if response.status >= 400:
+            _answer("GET", path, response)  # raises the failure
+        return response.response
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        *,
+        content_type: str = "application/json",
+        query: Mapping[str, str] | None = None,
+        read_timeout: float | None = None,
+    ) -> Any:
         headers = {"Accept": "application/json", "Content-Type": content_type}
         method, url, headers, payload, post = self._client.param_serialize(
             method=method,
             resource_path=path,
+            query_params=list(query.items()) if query else None,
             header_params=headers,
             body=body,
             auth_settings=["BearerToken"],
         )
+        timeout = self._timeout if read_timeout is None else (self._timeout[0], read_timeout)
         try:
-            response = self._client.call_api(
-                method, url, headers, payload, post, _request_timeout=self._timeout
+            return self._client.call_api(
+                method, url, headers, payload, post, _request_timeout=timeout
             )
-            response.read()
         except urllib3.exceptions.HTTPError as exc:
-            raise ApiError(0, f"{method} {path}: {type(exc).__name__}: {exc}") from exc
-        text = response.data.decode() if response.data else ""
-        data = json.loads(text) if text.strip() else {}
-        if response.status >= 400:
-            message = data.get("message") if isinstance(data, dict) else None
-            reason = data.get("reason", "") if isinstance(data, dict) else ""
-            raise ApiError(
-                response.status, message or f"{method} {path}: HTTP {response.status}", reason
-            )
-        return data
+            raise _transport_failure(method, path, exc) from exc
 
     def get(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         return self.request("GET", object_path(obj))
@@ -130,3 +151,27 @@ class KubeApi:
         except ApiError as exc:
             if exc.status != 404:
                 raise
+
+
+def _answer(method: str, path: str, response: Any) -> Any:
+    """The decoded body of a finished response, or its failure as an ``ApiError``."""
+    try:
+        response.read()
+    except urllib3.exceptions.HTTPError as exc:
+        raise _transport_failure(method, path, exc) from exc
+    text = response.data.decode() if response.data else ""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        if response.status < 400:
+            raise
+        data = {}
+    if response.status < 400:
+        return data
+    message = data.get("message") if isinstance(data, dict) else None
+    reason = data.get("reason", "") if isinstance(data, dict) else ""
+    raise ApiError(response.status, message or f"{method} {path}: HTTP {response.status}", reason)
+
+
+def _transport_failure(method: str, path: str, exc: Exception) -> ApiError:
+    return ApiError(0, f"{method} {path}: {type(exc).__name__}: {exc}")

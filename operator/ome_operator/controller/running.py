@@ -10,6 +10,7 @@ watched change (S9).
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime
 import logging
 import threading
@@ -68,6 +69,7 @@ class Controller:
     _api: KubeApi | None = None
     _posted: dict[Key, set[tuple[Any, ...]]] = field(default_factory=dict)
     _modes: dict[Key, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    _mode_counts: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
     _unresolved: set[Key] = field(default_factory=set)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     #: (kind, namespace, name) -> resourceVersion of the object as this controller last wrote it.
@@ -91,10 +93,10 @@ class Controller:
         if body is None:
             self.isvcs.pop(key, None)
             self._posted.pop(key, None)
-            self._modes.pop(key, None)
+            self._set_modes(key, ())
             self._unresolved.discard(key)
+            self.metrics.set_unresolved(len(self._unresolved))
             self.queue.forget(key)
-            self._refresh_gauges()
             return
         self.isvcs[key] = dict(body)
         self.queue.add(key)
@@ -129,7 +131,16 @@ class Controller:
 
     # -- running -----------------------------------------------------------------------------
 
+    def __post_init__(self) -> None:
+        self.caches.objects.on_change = self._object_changed
+
+    def _object_changed(
+        self, namespace: str, owner: str, obj: Mapping[str, Any], deleted: bool
+    ) -> None:
+        self.owned_changed(namespace, owner, obj, deleted=deleted)
+
     def start(self) -> None:
+        """Start the workers; they take keys once the owned objects are listed."""
         self._loop = asyncio.get_running_loop()
         if not self._tasks:
             self._tasks = [asyncio.create_task(self._work()) for _ in range(self.workers)]
@@ -139,8 +150,10 @@ class Controller:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        await self.caches.objects.stop()
 
     async def _work(self) -> None:
+        await self.caches.objects.synced.wait()
         while True:
             key = await self.queue.get()
             failed = True
@@ -297,17 +310,21 @@ class Controller:
         for component, reason in decisions.component_errors:
             self.metrics.record_component_error(component, reason)
         if decisions.modes:
-            self._modes[key] = decisions.modes
+            self._set_modes(key, decisions.modes)
         if decisions.runtime_unresolved:
             self._unresolved.add(key)
         elif plan.outcome is Outcome.SUCCESS:
             self._unresolved.discard(key)
-        self._refresh_gauges()
-
-    def _refresh_gauges(self) -> None:
-        counts: dict[tuple[str, str], int] = {}
-        for modes in self._modes.values():
-            for pair in modes:
-                counts[pair] = counts.get(pair, 0) + 1
-        self.metrics.set_components_by_mode(counts)
         self.metrics.set_unresolved(len(self._unresolved))
+
+    def _set_modes(self, key: Key, modes: tuple[tuple[str, str], ...]) -> None:
+        """Note the (component, mode) pairs of one InferenceService; move only their gauges."""
+        before = self._modes.pop(key, ())
+        if modes:
+            self._modes[key] = modes
+        if before == modes:
+            return
+        self._mode_counts.subtract(before)
+        self._mode_counts.update(modes)
+        for pair in sorted(set(before) | set(modes)):
+            self.metrics.set_components_in_mode(*pair, self._mode_counts[pair])

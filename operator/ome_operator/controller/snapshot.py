@@ -1,7 +1,8 @@
-"""Snapshots for one reconcile, read from watch-fed caches (kopf indexes), never from lists.
+"""Snapshots for one reconcile, read from watch-fed caches, never from lists.
 
-``Caches`` holds references to the live index mappings; ``snapshot_for`` turns them into the
-core's ``Snapshot`` for one InferenceService.
+``Caches`` holds references to kopf's live indexes (runtimes, models, accelerator classes) and
+the informer-fed objects the operator writes; ``snapshot_for`` turns them into the core's
+``Snapshot`` for one InferenceService.
 """
 
 from __future__ import annotations
@@ -15,17 +16,9 @@ from ..core.reconciling import Snapshot
 from ..core.rendering.naming import component_name
 from ..core.selection import RuntimeCatalog
 from ..models import COMPONENTS, InferenceService, ModelResource, ServingRuntime
+from .owned import OwnedObjects
 
 __all__ = ["Caches", "snapshot_for"]
-
-#: Owned kinds whose objects the reconcile compares against, and their cache attribute.
-OWNED_KINDS = (
-    "Deployment",
-    "Service",
-    "PodDisruptionBudget",
-    "LeaderWorkerSet",
-    "InferenceReplica",
-)
 
 
 def _values(index: Mapping[Any, Iterable[Any]] | None, key: Any) -> list[Any]:
@@ -43,10 +36,11 @@ class Caches:
     base_models: Mapping[Any, Iterable[ModelResource]] | None = None  # (namespace, name)
     cluster_base_models: Mapping[Any, Iterable[ModelResource]] | None = None  # name
     accelerator_classes: Mapping[Any, Iterable[str]] | None = None  # None
-    owned: tuple[Mapping[Any, Iterable[Mapping[str, Any]]], ...] = ()  # (namespace, isvc)
-    disruption_budgets: Mapping[Any, Iterable[Mapping[str, Any]]] | None = None  # (ns, name)
-    #: (namespace, owning InferenceService) -> {name: LeaderWorkerSet}; fed by watch events.
-    leader_worker_sets: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = field(
+    #: What the operator writes, by owner (and PodDisruptionBudgets by name).
+    objects: OwnedObjects = field(default_factory=OwnedObjects)
+    #: namespace -> (the runtime objects it was built from, the catalog): a catalog is reused
+    #: while its runtimes are, so selection's memo serves a whole reconcile wave.
+    _catalogs: dict[str, tuple[tuple[ServingRuntime, ...], RuntimeCatalog]] = field(
         default_factory=dict
     )
 
@@ -55,9 +49,16 @@ class Caches:
         return self.serving_runtimes is not None
 
     def runtimes(self, namespace: str) -> RuntimeCatalog:
-        return RuntimeCatalog.of(
+        found = tuple(
             _values(self.serving_runtimes, namespace) + _values(self.cluster_serving_runtimes, None)
         )
+        cached = self._catalogs.get(namespace)
+        if cached is not None and len(cached[0]) == len(found):
+            if all(a is b for a, b in zip(cached[0], found, strict=True)):
+                return cached[1]
+        catalog = RuntimeCatalog.of(found)
+        self._catalogs[namespace] = (found, catalog)
+        return catalog
 
     def models(self, namespace: str, name: str) -> ModelCatalog:
         """Only the entries a lookup of ``name`` in ``namespace`` can read."""
@@ -71,16 +72,7 @@ class Caches:
     def existing(
         self, namespace: str, isvc: str, names: Iterable[str]
     ) -> dict[tuple[str, str], Mapping[str, Any]]:
-        found: dict[tuple[str, str], Mapping[str, Any]] = {}
-        for index in self.owned:
-            for obj in _values(index, (namespace, isvc)):
-                found[(obj["kind"], obj["metadata"]["name"])] = obj
-        for name, lws in self.leader_worker_sets.get((namespace, isvc), {}).items():
-            found[("LeaderWorkerSet", name)] = lws
-        for name in names:
-            for budget in _values(self.disruption_budgets, (namespace, name)):
-                found.setdefault(("PodDisruptionBudget", name), budget)
-        return found
+        return self.objects.existing(namespace, isvc, names)
 
 
 def snapshot_for(

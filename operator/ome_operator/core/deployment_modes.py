@@ -22,6 +22,7 @@ __all__ = [
     "isvc_level_mode",
     "mode_mismatch_reason",
     "requested_mode",
+    "requested_modes",
     "resolve_component_mode",
     "runtime_mode",
 ]
@@ -91,12 +92,19 @@ def requested_mode(isvc: InferenceService, component: str) -> DeploymentMode | N
     return DeploymentMode(isvc.spec.deployment_mode) if isvc.spec.deployment_mode else None
 
 
-def mode_mismatch_reason(isvc: InferenceService, runtime: ServingRuntime) -> str | None:
+#: What check 3 of S2.4 compares: the modes an InferenceService requests for its engine and
+#: its decoder (None where it requests none, or declares no decoder).
+RequestedModes = tuple[DeploymentMode | None, DeploymentMode | None]
+
+
+def requested_modes(isvc: InferenceService) -> RequestedModes:
+    return requested_mode(isvc, "engine"), requested_mode(isvc, "decoder")
+
+
+def mode_mismatch_reason(requested: RequestedModes, runtime: ServingRuntime) -> str | None:
     """Check 3 of S2.4: the first of engine, decoder where both sides declare different modes."""
-    for component in ("engine", "decoder"):
-        if component == "decoder" and isvc.spec.decoder is None:
-            continue
-        ours, theirs = requested_mode(isvc, component), runtime_mode(runtime, component)
+    for component, ours in zip(("engine", "decoder"), requested, strict=True):
+        theirs = runtime_mode(runtime, component)
         if ours is not None and theirs is not None and ours != theirs:
             return (
                 f"runtime {component} deployment mode {theirs} does not match "

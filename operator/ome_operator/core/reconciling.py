@@ -183,7 +183,7 @@ def _selected(isvc: InferenceService, snap: Snapshot, model: ModelResource) -> _
         selection = select_runtime(model.spec, model.name, isvc, snap.runtimes, isvc.namespace)
     except ModelSpecError as exc:
         raise _Stop(_selection_error(isvc, exc, Decisions(selection=("error", "none")))) from None
-    exclusions = tuple(v.exclusion.check for v in selection.verdicts if v.exclusion)
+    exclusions = selection.exclusion_checks
     chosen = selection.chosen
     if chosen is None:
         decisions = Decisions(selection=("no_runtime", "none"), exclusions=exclusions)

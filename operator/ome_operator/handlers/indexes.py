@@ -1,4 +1,4 @@
-"""Watch-fed indexes of what reconciles and admission read (runtimes, models, owned objects).
+"""Watch-fed indexes of what reconciles and admission read (runtimes, models, accelerators).
 
 kopf keeps them current and holds every other handler back until they are filled at start, so
 no decision is made on a half-read cluster. Values are parsed models or copied bodies; a
@@ -20,16 +20,11 @@ __all__ = [
     "base_models",
     "cluster_base_models",
     "cluster_serving_runtimes",
-    "disruption_budgets",
-    "owned_deployments",
-    "owned_inference_replicas",
-    "owned_services",
     "serving_runtimes",
     "snapshot_of",
 ]
 
 GROUP, VERSION = "ome.io", "v1beta1"
-_OWNED = {"ome.io/inferenceservice": kopf.PRESENT}
 
 
 def _parsed(body: kopf.Body, logger: logging.Logger) -> Any:
@@ -73,28 +68,3 @@ def snapshot_of(body: kopf.Body) -> dict[str, Any]:
     """The object as this watch event delivered it. Each event carries a freshly decoded body
     that nothing mutates afterwards, so a shallow copy is enough (and cheap for every event)."""
     return dict(body)
-
-
-def _owned(body: kopf.Body, namespace: str, labels: kopf.Labels) -> dict[Any, Any]:
-    return {(namespace, labels["ome.io/inferenceservice"]): snapshot_of(body)}
-
-
-@kopf.index("apps", "v1", "deployments", labels=_OWNED)
-async def owned_deployments(body: kopf.Body, namespace: str, labels: kopf.Labels, **_: Any):
-    return _owned(body, namespace, labels)
-
-
-@kopf.index("v1", "services", labels=_OWNED)
-async def owned_services(body: kopf.Body, namespace: str, labels: kopf.Labels, **_: Any):
-    return _owned(body, namespace, labels)
-
-
-@kopf.index(GROUP, VERSION, "inferencereplicas", labels=_OWNED)
-async def owned_inference_replicas(body: kopf.Body, namespace: str, labels: kopf.Labels, **_: Any):
-    return _owned(body, namespace, labels)
-
-
-@kopf.index("policy", "v1", "poddisruptionbudgets")
-async def disruption_budgets(body: kopf.Body, namespace: str, name: str, **_: Any):
-    """Every PDB by name: a same-named PDB the operator did not create fails preflight."""
-    return {(namespace, name): snapshot_of(body)}

@@ -20,7 +20,7 @@ from ..metrics import Metrics
 from ..settings import RunOptions, parse_bind_address
 from .certificates import self_signed_certificate
 
-__all__ = ["build_controller", "kube_api", "leader_worker_sets_installed"]
+__all__ = ["NoDiffBase", "build_controller", "kube_api", "leader_worker_sets_installed"]
 
 logger = logging.getLogger("ome_operator.startup")
 
@@ -62,6 +62,24 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
     )
 
 
+class NoDiffBase(kopf.DiffBaseStorage):
+    """No last-handled state: this operator registers no change-detecting handlers
+    (``on.create``/``on.update``/``on.field``), only event, index, probe and admission ones.
+
+    kopf otherwise builds a deep-copied essence of every watched object on every event only to
+    diff it for such handlers; nothing is stored on the objects either way.
+    """
+
+    def build(self, *, body: kopf.Body, extra_fields: Any = None) -> Any:
+        return {}
+
+    def fetch(self, *, body: kopf.Body) -> None:
+        return None
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: Any) -> None:
+        return None
+
+
 def _webhook_server(options: RunOptions) -> kopf.WebhookServer:
     """The webhook over TLS: the mounted certificate, else a self-signed one."""
     certs = options.webhook_cert_dir
@@ -85,6 +103,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     settings.posting.enabled = False  # events are the controller's, with their own source
     settings.peering.standalone = True
     settings.networking.request_timeout = 60
+    settings.persistence.diffbase_storage = NoDiffBase()
     if settings.admission.server is None:
         settings.admission.server = _webhook_server(options)
     if memo.get("controller") is None:
@@ -99,6 +118,12 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
             raise kopf.PermanentError(str(exc)) from None
     controller.lws_installed = await asyncio.to_thread(
         leader_worker_sets_installed, controller.api_factory()
+    )
+    controller.caches.objects.start(
+        kube_api,
+        options.namespaces or (None,),
+        retry_delay=controller.backoff.delay,
+        leader_worker_sets=controller.lws_installed,
     )
     bind = parse_bind_address(options.metrics_bind_address)
     if bind is not None and memo.get("metrics_started") is None:

@@ -16,7 +16,7 @@ from ...models import (
     ServingRuntime,
     SupportedModelFormat,
 )
-from ..deployment_modes import mode_mismatch_reason
+from ..deployment_modes import RequestedModes, mode_mismatch_reason, requested_modes
 from .errors import Exclusion
 from .sizes import format_range, size_in_range
 from .versions import versions_match
@@ -207,10 +207,13 @@ class Request:
     model: ModelSpec
     isvc: InferenceService | None = None
     required_classes: frozenset[str] = field(init=False)
+    modes: RequestedModes = field(init=False)
 
     def __post_init__(self) -> None:
         required = required_accelerator_classes(self.isvc) if self.isvc else frozenset()
         object.__setattr__(self, "required_classes", required)
+        modes = requested_modes(self.isvc) if self.isvc else (None, None)
+        object.__setattr__(self, "modes", modes)
 
 
 def _check(check: str, runtime: ServingRuntime, request: Request) -> str | None:
@@ -219,7 +222,7 @@ def _check(check: str, runtime: ServingRuntime, request: Request) -> str | None:
     if check == "accelerator_class":
         return accelerator_reason(runtime, request.required_classes)
     if check == "deployment_mode":
-        return mode_mismatch_reason(request.isvc, runtime) if request.isvc else None
+        return mode_mismatch_reason(request.modes, runtime)
     if check == "model_format":
         return format_reason(runtime, request.model)
     return size_reason(runtime, request.model)

@@ -7,6 +7,8 @@ failure, so the controller, the webhook and ``explain`` read the same decision.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 from ...models import InferenceService, ModelSpec, ServingRuntime, SupportedModelFormat
 from .catalog import RuntimeCatalog
@@ -91,18 +93,28 @@ _MODEL_CHECKS = ("model_format", "model_size")
 @dataclass(frozen=True)
 class _Fit:
     """What a runtime says about a model whatever the InferenceService: checks 4–5, the first
-    fully matching entry and the score."""
+    fully matching entry, the score, the S2.10 skip reason and the S2.11 rank."""
 
     exclusion: Exclusion | None
     match: SupportedModelFormat | None = None
     score: int = 0
+    skip_reason: str | None = None
+    rank: Any = None
 
 
-#: Memo of fits by object identity: runtimes and models come from watch-fed caches whose
-#: objects are immutable and replaced on change, so every InferenceService of a reconcile wave
-#: shares the work. Entries hold their objects, so an identity is never reused while cached.
+#: Memos by object identity: runtimes and models come from watch-fed caches whose objects are
+#: immutable and replaced on change, and a catalog is rebuilt whenever one of its runtimes is,
+#: so every InferenceService of a reconcile wave shares the work. Entries hold their objects,
+#: so an identity is never reused while cached.
 _FITS: dict[tuple[int, int], tuple[ServingRuntime, ModelSpec, _Fit]] = {}
-_FITS_LIMIT = 65536
+_SELECTIONS: dict[tuple[Any, ...], tuple[RuntimeCatalog, ModelSpec, Selection]] = {}
+_MEMO_LIMIT = 65536
+
+
+def _remember(memo: dict[Any, Any], key: Any, entry: Any) -> None:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = entry
 
 
 def _fit(runtime: ServingRuntime, model: ModelSpec) -> _Fit:
@@ -115,23 +127,23 @@ def _fit(runtime: ServingRuntime, model: ModelSpec) -> _Fit:
         fit = _Fit(exclusion)
     else:
         match = next(e for e in runtime.spec.supported_model_formats if entry_matches(e, model))
-        fit = _Fit(None, match, runtime_score(runtime, model))
-    if len(_FITS) >= _FITS_LIMIT:
-        _FITS.clear()
-    _FITS[key] = (runtime, model, fit)
+        score = runtime_score(runtime, model)
+        skip = _skip_reason(score, runtime, match, model)
+        fit = _Fit(None, match, score, skip, rank_key(runtime, score, model))
+    _remember(_FITS, key, (runtime, model, fit))
     return fit
 
 
-def _verdict(runtime: ServingRuntime, request: Request) -> RuntimeVerdict:
+def _verdict(runtime: ServingRuntime, request: Request) -> tuple[RuntimeVerdict, Any]:
+    """The runtime's verdict, and its rank when it qualifies (else None)."""
     exclusion = first_exclusion(runtime, request, checks=_REQUEST_CHECKS)
     if exclusion is not None:
-        return RuntimeVerdict(runtime, exclusion=exclusion)
-    model = request.model
-    fit = _fit(runtime, model)
+        return RuntimeVerdict(runtime, exclusion=exclusion), None
+    fit = _fit(runtime, request.model)
     if fit.exclusion is not None:
-        return RuntimeVerdict(runtime, exclusion=fit.exclusion)
-    skip = _skip_reason(fit.score, runtime, fit.match, model)
-    return RuntimeVerdict(runtime, fit.score, None, skip, fit.match)
+        return RuntimeVerdict(runtime, exclusion=fit.exclusion), None
+    verdict = RuntimeVerdict(runtime, fit.score, None, fit.skip_reason, fit.match)
+    return verdict, fit.rank if fit.skip_reason is None else None
 
 
 @dataclass(frozen=True)
@@ -164,6 +176,11 @@ class Selection:
             raise self.failure
         return self.chosen.runtime
 
+    @cached_property
+    def exclusion_checks(self) -> tuple[str, ...]:
+        """The failed check of each excluded runtime, in verdict order (the metric's reasons)."""
+        return tuple(v.exclusion.check for v in self.verdicts if v.exclusion is not None)
+
 
 def select_runtime(
     model: ModelSpec,
@@ -172,17 +189,31 @@ def select_runtime(
     catalog: RuntimeCatalog,
     namespace: str,
 ) -> Selection:
-    """Auto-selection over a snapshot; raises ModelSpecError when a pre-check fails."""
+    """Auto-selection over a snapshot; raises ModelSpecError when a pre-check fails.
+
+    The outcome depends on the InferenceService only through what the request checks read
+    (its required accelerator classes and requested modes), so it is memoized on those.
+    """
     check_model(model, model_name)
     request = Request(model, isvc)
-    verdicts = [_verdict(runtime, request) for runtime in catalog]
+    key = (id(catalog), id(model), request.required_classes, request.modes, namespace)
+    found = _SELECTIONS.get(key)
+    if found is not None and found[0] is catalog and found[1] is model:
+        return found[2]
+    ranked = [_verdict(runtime, request) for runtime in catalog]
     qualifying = sorted(
-        (v for v in verdicts if v.qualifies), key=lambda v: rank_key(v.runtime, v.score, model)
+        ((rank, v) for v, rank in ranked if rank is not None), key=lambda pair: pair[0]
     )
-    rest = [v for v in verdicts if not v.qualifies]  # catalog order: SRs, then CSRs, by name
-    return Selection(
-        model, namespace, tuple(qualifying + rest), len(catalog.namespaced), len(catalog.cluster)
+    rest = [v for v, rank in ranked if rank is None]  # catalog order: SRs, then CSRs, by name
+    selection = Selection(
+        model,
+        namespace,
+        tuple(v for _, v in qualifying) + tuple(rest),
+        len(catalog.namespaced),
+        len(catalog.cluster),
     )
+    _remember(_SELECTIONS, key, (catalog, model, selection))
+    return selection
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,187 @@
+"""The objects reconciles compare their plans against, kept current by informers (S9).
+
+One ``KindCache`` per kind the operator writes, fed on the event loop with the messages of
+``cluster.informing``. Objects labelled ``ome.io/inferenceservice`` are found by their owner;
+PodDisruptionBudgets are watched whether labelled or not and found by name, since a same-named
+budget the operator did not create fails preflight (S5.5). Every change to a labelled object is
+reported to ``on_change`` (the controller re-queues the owner unless it echoes its own write);
+after a relist, so is whatever changed while the watch was down. The first listing reports
+nothing: every InferenceService is reconciled at start anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ..cluster.api import KINDS, KindInfo, KubeApi
+from ..cluster.informing import Informer, Message, Relisted
+
+__all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange"]
+
+OWNER_LABEL = "ome.io/inferenceservice"
+
+#: (namespace, owning InferenceService, the object, deleted?)
+OwnerChange = Callable[[str, str, Mapping[str, Any], bool], None]
+_Key = tuple[str, str]
+
+
+def _key(obj: Mapping[str, Any]) -> _Key:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
+
+
+def _owner(obj: Mapping[str, Any]) -> str | None:
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(OWNER_LABEL)
+
+
+def _version(obj: Mapping[str, Any]) -> Any:
+    return (obj.get("metadata") or {}).get("resourceVersion")
+
+
+class KindCache:
+    """One kind's objects as the watch last showed them: by name, and by owner."""
+
+    def __init__(self, kind: str, on_change: OwnerChange, scopes: Iterable[str | None] = (None,)):
+        self.kind = kind
+        #: The namespaces (None: all) whose listings make the cache complete.
+        self.scopes = frozenset(scopes)
+        self._listed: set[str | None] = set()
+        self._on_change = on_change
+        self._by_name: dict[_Key, Mapping[str, Any]] = {}
+        self._by_owner: dict[_Key, dict[str, Mapping[str, Any]]] = {}
+
+    @property
+    def synced(self) -> bool:
+        return self._listed >= self.scopes
+
+    def named(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        return self._by_name.get((namespace, name))
+
+    def owned_by(self, namespace: str, isvc: str) -> Mapping[str, Mapping[str, Any]]:
+        return self._by_owner.get((namespace, isvc), {})
+
+    def apply(self, batch: Iterable[Message]) -> None:
+        for message in batch:
+            if isinstance(message, Relisted):
+                self._relist(message)
+            else:
+                self._change(message.object, deleted=message.type == "DELETED", report=True)
+
+    def _relist(self, listing: Relisted) -> None:
+        report = listing.namespace in self._listed
+        fresh = {_key(obj): obj for obj in listing.items}
+        scope = listing.namespace
+        for key, old in sorted(self._by_name.items()):
+            if key not in fresh and scope in (None, key[0]):
+                self._change(old, deleted=True, report=report)
+        for key, obj in sorted(fresh.items()):
+            old = self._by_name.get(key)
+            if old is None or _version(old) != _version(obj):
+                self._change(obj, deleted=False, report=report)
+        self._listed.add(listing.namespace)
+
+    def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
+        key = _key(obj)
+        namespace, name = key
+        old = self._by_name.pop(key, None)
+        if old is not None and _owner(old) is not None:
+            bucket = self._by_owner.get((namespace, _owner(old)), {})
+            bucket.pop(name, None)
+            if not bucket:
+                self._by_owner.pop((namespace, _owner(old)), None)
+        owner = _owner(obj)
+        if not deleted:
+            self._by_name[key] = obj
+            if owner is not None:
+                self._by_owner.setdefault((namespace, owner), {})[name] = obj
+        if report and owner is not None:
+            self._on_change(namespace, owner, obj, deleted)
+
+
+class OwnedObjects:
+    """A ``KindCache`` per written kind, and the informers that feed them."""
+
+    #: Kinds found by owner, then the one also watched unlabelled and found by name.
+    LABELLED = ("Deployment", "Service", "InferenceReplica", "LeaderWorkerSet")
+    BUDGETS = "PodDisruptionBudget"
+
+    def __init__(self) -> None:
+        self.caches = {
+            kind: KindCache(kind, self._report) for kind in (*self.LABELLED, self.BUDGETS)
+        }
+        self.synced = asyncio.Event()
+        #: Told of every change to a labelled object (set by the controller).
+        self.on_change: OwnerChange | None = None
+        self._informers: list[Informer] = []
+
+    def _report(self, namespace: str, owner: str, obj: Mapping[str, Any], deleted: bool) -> None:
+        if self.on_change is not None:
+            self.on_change(namespace, owner, obj, deleted)
+
+    def existing(
+        self, namespace: str, isvc: str, budget_names: Iterable[str]
+    ) -> dict[tuple[str, str], Mapping[str, Any]]:
+        """(kind, name) -> object: what ``isvc`` owns, and the budgets of these names."""
+        found: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for kind in self.LABELLED:
+            for name, obj in self.caches[kind].owned_by(namespace, isvc).items():
+                found[(kind, name)] = obj
+        budgets = self.caches[self.BUDGETS]
+        for name in budget_names:
+            budget = budgets.named(namespace, name)
+            if budget is not None:
+                found[(self.BUDGETS, name)] = budget
+        return found
+
+    def start(
+        self,
+        api_factory: Callable[[], KubeApi],
+        namespaces: Iterable[str | None],
+        *,
+        retry_delay: Callable[[int], float],
+        leader_worker_sets: bool = True,
+    ) -> None:
+        """Start an informer per kind and namespace (None: all namespaces); a kind that is not
+        installed (the LeaderWorkerSet API) holds nothing and is not watched."""
+        loop = asyncio.get_running_loop()
+        scopes = tuple(namespaces)
+        for kind, cache in self.caches.items():
+            if kind == "LeaderWorkerSet" and not leader_worker_sets:
+                cache.scopes = frozenset()
+                continue
+            cache.scopes = frozenset(scopes)
+            for namespace in scopes:
+                informer = Informer(
+                    api_factory(),
+                    _kind_info(kind),
+                    namespace,
+                    self._deliverer(loop, cache),
+                    retry_delay=retry_delay,
+                    label_selector=None if kind == self.BUDGETS else OWNER_LABEL,
+                )
+                self._informers.append(informer)
+                informer.start()
+        self._check_synced()
+
+    def _deliverer(
+        self, loop: asyncio.AbstractEventLoop, cache: KindCache
+    ) -> Callable[[list[Message]], None]:
+        def apply(batch: list[Message]) -> None:
+            cache.apply(batch)
+            self._check_synced()
+
+        return lambda batch: loop.call_soon_threadsafe(apply, batch)
+
+    def _check_synced(self) -> None:
+        if not self.synced.is_set() and all(c.synced for c in self.caches.values()):
+            self.synced.set()
+
+    async def stop(self) -> None:
+        informers, self._informers = self._informers, []
+        await asyncio.gather(*(asyncio.to_thread(i.stop) for i in informers))
+
+
+def _kind_info(kind: str) -> KindInfo:
+    return next(info for info in KINDS.values() if info.kind == kind)

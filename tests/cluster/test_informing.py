@@ -1,0 +1,211 @@
+"""The informer against the API-server-like emulator: list in pages, watch from the listed
+version, resume after a watch ends, list again after 410 Gone, retry failures with a log line,
+and stop promptly. Nothing is lost and nothing is listed more often than needed."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import kmock
+import pytest
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+from ome_operator.cluster.api import KINDS, KindInfo, KubeApi
+from ome_operator.cluster.informing import Changed, Informer, Message, Relisted
+from tests.support.kube_access import apply_object, eventually
+
+DEPLOYMENTS = "apps/v1/deployments"
+DEPLOYMENT = KINDS[("apps/v1", "Deployment")]
+OWNER = "ome.io/inferenceservice"
+GONE = {
+    "type": "ERROR",
+    "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410},
+}
+
+
+def deployment(name: str, *, owner: str | None = "chat", replicas: int = 1) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    if owner is not None:
+        meta["labels"] = {OWNER: owner}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta,
+        "spec": {"replicas": replicas},
+    }
+
+
+class Received:
+    """What an informer handed over, from its thread."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, batch: list[Message]) -> None:
+        with self._lock:
+            self.messages.extend(batch)
+
+    def listings(self) -> list[list[str]]:
+        return [
+            [i["metadata"]["name"] for i in m.items]
+            for m in list(self.messages)
+            if isinstance(m, Relisted)
+        ]
+
+    def changes(self) -> list[tuple[str, str, Any]]:
+        return [
+            (m.type, m.object["metadata"]["name"], m.object.get("spec", {}).get("replicas"))
+            for m in list(self.messages)
+            if isinstance(m, Changed)
+        ]
+
+
+@pytest.fixture
+def api(kubeconfig: str) -> KubeApi:
+    configuration = k8s_client.Configuration()
+    k8s_config.load_kube_config(kubeconfig, client_configuration=configuration)
+    return KubeApi(k8s_client.ApiClient(configuration))
+
+
+@pytest.fixture
+def received() -> Received:
+    return Received()
+
+
+@pytest.fixture
+async def informer(api: KubeApi, received: Received) -> AsyncIterator[Informer]:
+    watcher = Informer(
+        api,
+        DEPLOYMENT,
+        "default",
+        received,
+        retry_delay=lambda failures: 0.05,
+        label_selector=OWNER,
+        page_size=2,
+        watch_seconds=5,  # bounds the wait should stop ever fail to break a watch off
+    )
+    yield watcher
+    await asyncio.to_thread(watcher.stop)
+
+
+def calls(kube, action: kmock.action) -> int:
+    return sum(
+        1
+        for r in kube
+        if r.action == action and r.resource is not None and r.resource.plural == "deployments"
+    )
+
+
+async def test_lists_in_pages_then_hands_over_each_change(kube, informer, received):
+    for name in ("a", "b", "c"):
+        await apply_object(kube, deployment(name))
+    await apply_object(kube, deployment("unlabelled", owner=None))
+
+    informer.start()
+    await eventually(lambda: received.listings())
+    await apply_object(kube, deployment("d"))
+    await apply_object(kube, deployment("a", replicas=3))
+    async with kube.delete("/apis/apps/v1/namespaces/default/deployments/b") as response:
+        assert response.status == 200
+    await eventually(lambda: len(received.changes()) == 3)
+
+    assert received.listings() == [["a", "b", "c"]]
+    listing = received.messages[0]
+    assert isinstance(listing, Relisted) and listing.namespace == "default"
+    assert {(i["apiVersion"], i["kind"]) for i in listing.items} == {("apps/v1", "Deployment")}
+    assert received.changes() == [("ADDED", "d", 1), ("MODIFIED", "a", 3), ("DELETED", "b", 1)]
+    assert calls(kube, kmock.action.LIST) == 2  # two pages of two
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(((b"",), 1), id="a watch that ends is resumed from the last version"),
+        pytest.param(((b"", GONE), 2), id="a watch answered 410 Gone is followed by a relist"),
+    ]
+)
+def broken_watch(kube, request) -> int:
+    script, lists = request.param
+    kube[kmock.action.WATCH, kmock.resource(DEPLOYMENTS)][:1] << script
+    return lists
+
+
+@pytest.mark.kmock(strict=False)
+async def test_a_broken_watch_loses_nothing(kube, broken_watch, informer, received):
+    await apply_object(kube, deployment("a"))
+    informer.start()
+    await eventually(lambda: calls(kube, kmock.action.WATCH) >= 2)
+    await apply_object(kube, deployment("b"))
+    await eventually(lambda: received.changes())
+
+    assert received.changes() == [("ADDED", "b", 1)]
+    assert received.listings() == [["a"]] * broken_watch
+    assert calls(kube, kmock.action.LIST) == broken_watch
+
+
+@pytest.mark.parametrize(
+    ("fault", "status", "error"),
+    [
+        pytest.param(500, 500, "injected fault: HTTP 500", id="a 500 on the list"),
+        pytest.param(403, 403, "injected fault: HTTP 403", id="a 403 on the list"),
+    ],
+)
+async def test_a_failed_list_is_logged_and_retried(
+    kube, informer, received, caplog, fault, status, error
+):
+    caplog.set_level(logging.WARNING, logger="ome_operator.watch")
+    await apply_object(kube, deployment("a"))
+    kube.inject_fault(fault, action="list", resource=DEPLOYMENTS, times=2)
+
+    informer.start()
+    await eventually(lambda: received.listings())
+
+    assert received.listings() == [["a"]]
+    failures = [
+        {k: getattr(r, k) for k in ("levelname", "message", "path", "error", "status", "retryIn")}
+        for r in caplog.records
+        if r.name == "ome_operator.watch"
+    ]
+    assert (
+        failures
+        == [
+            {
+                "levelname": "WARNING",
+                "message": "Watch failed",
+                "path": "/apis/apps/v1/namespaces/default/deployments",
+                "error": error,
+                "status": status,
+                "retryIn": 0.05,
+            }
+        ]
+        * 2
+    )
+
+
+async def test_a_kind_the_server_does_not_serve_is_empty_and_retried(api, kube, received):
+    widgets = KindInfo("example.io/v1", "Widget", "widgets")
+    watcher = Informer(api, widgets, None, received, retry_delay=lambda failures: 0.05)
+    watcher.start()
+    try:
+        await eventually(lambda: len(received.listings()) >= 2)
+    finally:
+        await asyncio.to_thread(watcher.stop)
+
+    assert set(map(tuple, received.listings())) == {()}
+
+
+async def test_stop_breaks_off_a_watch_in_progress(kube, informer, received):
+    informer.start()
+    await eventually(lambda: calls(kube, kmock.action.WATCH) >= 1)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    await asyncio.to_thread(informer.stop)
+
+    assert loop.time() - started < 1.0
+    assert not informer.running

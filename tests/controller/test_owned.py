@@ -1,0 +1,134 @@
+"""The informer-fed caches of written objects: what a reconcile finds, and which changes are
+reported for re-queueing (S9), across watch events and relists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ome_operator.cluster.informing import Changed, Relisted
+from ome_operator.controller.owned import KindCache, OwnedObjects
+
+
+def obj(
+    name: str, version: str = "1", *, namespace: str = "default", owner: str | None = "chat"
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "resourceVersion": version}
+    if owner is not None:
+        meta["labels"] = {"ome.io/inferenceservice": owner}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta}
+
+
+def listed(*items: dict[str, Any], namespace: str | None = None) -> Relisted:
+    return Relisted(namespace, items)
+
+
+def reported(batches: list[list[Any]], scopes=(None,)) -> tuple[KindCache, list[tuple]]:
+    seen: list[tuple] = []
+    cache = KindCache(
+        "Deployment",
+        lambda ns, owner, o, deleted: seen.append(
+            (ns, owner, o["metadata"]["name"], o["metadata"]["resourceVersion"], deleted)
+        ),
+        scopes,
+    )
+    for batch in batches:
+        cache.apply(batch)
+    return cache, seen
+
+
+@pytest.mark.parametrize(
+    ("batches", "expected"),
+    [
+        pytest.param(
+            [[listed(obj("a"), obj("b"))]],
+            [],
+            id="the first listing reports nothing: every service is reconciled at start",
+        ),
+        pytest.param(
+            [[listed(obj("a"))], [Changed("MODIFIED", obj("a", "2"))]],
+            [("default", "chat", "a", "2", False)],
+            id="a watch event reports its owner",
+        ),
+        pytest.param(
+            [[listed(obj("a"))], [Changed("DELETED", obj("a", "2"))]],
+            [("default", "chat", "a", "2", True)],
+            id="a deletion is reported as one",
+        ),
+        pytest.param(
+            [[listed(obj("a"), obj("b"), obj("c"))], [listed(obj("a"), obj("b", "5"))]],
+            [("default", "chat", "c", "1", True), ("default", "chat", "b", "5", False)],
+            id="a relist reports what vanished and what changed while the watch was down",
+        ),
+        pytest.param(
+            [[listed(obj("a"))], [listed(obj("a"), obj("new"))]],
+            [("default", "chat", "new", "1", False)],
+            id="a relist reports what appeared while the watch was down",
+        ),
+        pytest.param(
+            [[listed(obj("a"))], [Changed("MODIFIED", obj("x", "3", owner=None))]],
+            [],
+            id="an object without the owner label is never reported",
+        ),
+    ],
+)
+def test_reported_changes(batches: list[list[Any]], expected: list[tuple]) -> None:
+    assert reported(batches)[1] == expected
+
+
+def test_a_relist_of_one_namespace_keeps_the_others() -> None:
+    cache, seen = reported(
+        [
+            [listed(obj("a", namespace="team-a"), namespace="team-a")],
+            [listed(obj("b", namespace="team-b"), namespace="team-b")],
+            [listed(namespace="team-b")],
+        ],
+        scopes=("team-a", "team-b"),
+    )
+
+    assert seen == [("team-b", "chat", "b", "1", True)]
+    assert dict(cache.owned_by("team-a", "chat")) == {"a": obj("a", namespace="team-a")}
+    assert cache.owned_by("team-b", "chat") == {}
+
+
+@pytest.mark.parametrize(
+    ("batches", "synced"),
+    [
+        pytest.param([], False, id="nothing listed yet"),
+        pytest.param([[listed(namespace="team-a")]], False, id="one of two namespaces listed"),
+        pytest.param(
+            [[listed(namespace="team-a")], [listed(namespace="team-b")]],
+            True,
+            id="every namespace listed",
+        ),
+    ],
+)
+def test_a_cache_is_synced_once_every_namespace_is_listed(batches, synced: bool) -> None:
+    assert reported(batches, scopes=("team-a", "team-b"))[0].synced is synced
+
+
+def test_objects_are_found_by_owner_and_follow_a_label_change() -> None:
+    cache, _ = reported(
+        [
+            [listed(obj("a"), obj("b"), obj("x", owner=None))],
+            [Changed("MODIFIED", obj("b", "2", owner="other"))],
+        ]
+    )
+
+    assert dict(cache.owned_by("default", "chat")) == {"a": obj("a")}
+    assert dict(cache.owned_by("default", "other")) == {"b": obj("b", "2", owner="other")}
+    assert cache.named("default", "x") == obj("x", owner=None)
+    assert cache.owned_by("default", "gone") == {}
+
+
+def test_existing_finds_owned_objects_and_same_named_budgets_of_anyone() -> None:
+    objects = OwnedObjects()
+    deployment, foreign_budget = obj("chat-engine"), obj("chat-router", owner=None)
+    objects.caches["Deployment"].apply([listed(deployment)])
+    objects.caches["PodDisruptionBudget"].apply([listed(foreign_budget, obj("unrelated"))])
+
+    assert objects.existing("default", "chat", ["chat-engine", "chat-router"]) == {
+        ("Deployment", "chat-engine"): deployment,
+        ("PodDisruptionBudget", "chat-router"): foreign_budget,
+    }
