@@ -86,8 +86,8 @@ async def seed(
 ) -> list[dict[str, Any]]:
     """Create (or merge-patch) runtimes and models; return once the operator has read them.
 
-    The operator binds its indexes at its first runtime, owned-object or InferenceService
-    event: models alone never show, so seed a runtime with them (or before them).
+    The operator binds its indexes at its first runtime or InferenceService event: models alone
+    never show, so seed a runtime with them (or before them).
     """
     stored = [await apply_object(kube, manifest) for manifest in manifests]
     for obj in stored:

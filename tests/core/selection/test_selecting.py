@@ -314,6 +314,82 @@ def test_explain_reasons_include_the_accelerator_and_mode_checks_with_an_isvc() 
     ]
 
 
+# --- the memo: one selection per catalog, model and request ----------------------------------
+
+_MEMO_RUNTIMES = RuntimeCatalog.of(
+    [
+        make_runtime("a-h100", acceleratorRequirements={"acceleratorClasses": ["h100"]}),
+        make_runtime("b-omenative", engineConfig={"annotations": {MODE: "OMENative"}}),
+        make_runtime("c-decoder", decoderConfig={"annotations": {MODE: "OMENative"}}),
+    ]
+)
+_MEMO_MODEL = make_model_spec()
+_ALL_PASS = {"a-h100": None, "b-omenative": None, "c-decoder": None}
+
+
+def _reasons(isvc: InferenceService) -> dict[str, str | None]:
+    selection = select_runtime(_MEMO_MODEL, "llama", isvc, _MEMO_RUNTIMES, "ns")
+    return {v.runtime.name: v.reason for v in selection.verdicts}
+
+
+@pytest.mark.parametrize(
+    ("isvc", "expected"),
+    [
+        pytest.param(make_isvc(name="plain"), _ALL_PASS, id="a plain request"),
+        pytest.param(
+            make_isvc(name="other", namespace="elsewhere", labels={"team": "x"}),
+            _ALL_PASS,
+            id="what the checks do not read does not make another request",
+        ),
+        pytest.param(
+            make_isvc(name="a100", annotations={"ome.io/accelerator-class": "a100"}),
+            dict.fromkeys(_ALL_PASS, NO_CLASS),
+            id="another required accelerator class is another request",
+        ),
+        pytest.param(
+            make_isvc(name="multinode", engine={"annotations": {MODE: "MultiNode"}}),
+            {
+                **_ALL_PASS,
+                "b-omenative": "runtime engine deployment mode OMENative does not match "
+                "requested engine deployment mode MultiNode",
+            },
+            id="another requested engine mode is another request",
+        ),
+        pytest.param(
+            make_isvc(name="decoder", decoder={"annotations": {MODE: "RawDeployment"}}),
+            {
+                **_ALL_PASS,
+                "c-decoder": "runtime decoder deployment mode OMENative does not match "
+                "requested decoder deployment mode RawDeployment",
+            },
+            id="a decoder's requested mode is part of the request",
+        ),
+    ],
+)
+def test_a_memoized_selection_serves_only_equal_requests(
+    isvc: InferenceService, expected: dict[str, str | None]
+) -> None:
+    warm = (
+        make_isvc(name="warm"),
+        make_isvc(name="warm-raw", engine={"annotations": {MODE: "RawDeployment"}}),
+    )
+    for other in warm:  # memoize other requests over the same catalog and model first
+        _reasons(other)
+
+    assert _reasons(isvc) == expected
+
+
+def test_a_new_catalog_of_the_same_runtimes_is_selected_afresh() -> None:
+    catalog = RuntimeCatalog(_MEMO_RUNTIMES.namespaced, _MEMO_RUNTIMES.cluster)
+    first = select_runtime(_MEMO_MODEL, "llama", make_isvc(), _MEMO_RUNTIMES, "ns")
+
+    again = select_runtime(_MEMO_MODEL, "llama", make_isvc(), _MEMO_RUNTIMES, "ns")
+    afresh = select_runtime(_MEMO_MODEL, "llama", make_isvc(), catalog, "ns")
+
+    assert again is first
+    assert afresh is not first and afresh == first
+
+
 # --- S2.13: the named runtime ---------------------------------------------------------------
 
 
