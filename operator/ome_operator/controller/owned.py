@@ -144,7 +144,9 @@ class OwnedObjects:
         leader_worker_sets: bool = True,
     ) -> None:
         """Start an informer per kind and namespace (None: all namespaces); a kind that is not
-        installed (the LeaderWorkerSet API) holds nothing and is not watched."""
+        installed (the LeaderWorkerSet API) holds nothing and is not watched. Once only."""
+        if self._informers:
+            return
         loop = asyncio.get_running_loop()
         scopes = tuple(namespaces)
         for kind, cache in self.caches.items():
