@@ -33,11 +33,11 @@ GONE = {
 }
 
 
-async def converged(kube, operator, name: str = "chat") -> None:
+async def converged(kube, operator, name: str = "chat", namespace: str = "default") -> None:
     runtime = runtime_manifest("vllm", engineConfig={"runner": RUNNER})
     await seed(kube, operator, runtime, model_manifest("llama", storage=MODEL_STORAGE))
-    await apply_object(kube, isvc_manifest(name))
-    await eventually(lambda: status_of(kube, name).get("components"))
+    await apply_object(kube, isvc_manifest(name, namespace=namespace))
+    await eventually(lambda: status_of(kube, name, namespace).get("components"))
     await settle(kube, operator)
 
 
@@ -138,3 +138,33 @@ async def test_a_failed_list_is_logged_and_retried_before_any_reconcile(
     )
     created = [w for w in writes(kube) if w.startswith("POST /apis/apps/v1/")]
     assert created == ["POST /apis/apps/v1/namespaces/default/deployments"]
+
+
+async def test_a_namespaced_operator_lists_and_watches_only_its_namespaces(kube, kubeconfig):
+    for namespace in ("team-a", "team-b"):  # the emulator has a namespace once it holds objects
+        marker = {"apiVersion": "v1", "kind": "ConfigMap"}
+        await apply_object(kube, {**marker, "metadata": {"name": "m", "namespace": namespace}})
+    async with running_operator(namespaces=("team-a",)) as operator:
+        await converged(kube, operator, namespace="team-a")
+        await apply_object(kube, isvc_manifest("other", namespace="team-b"))
+        await settle(kube, operator)
+
+    written = {"deployments", "services", "poddisruptionbudgets", "inferencereplicas"}
+    paths = {
+        r.url.path
+        for r in requests(kube)
+        if r.action in (kmock.action.LIST, kmock.action.WATCH)
+        and r.resource is not None
+        and r.resource.plural in written
+    }
+    assert paths == {
+        f"/{prefix}/namespaces/team-a/{plural}"
+        for prefix, plural in (
+            ("apis/apps/v1", "deployments"),
+            ("api/v1", "services"),
+            ("apis/policy/v1", "poddisruptionbudgets"),
+            ("apis/ome.io/v1beta1", "inferencereplicas"),
+        )
+    }
+    assert stored(kube, DEPLOYMENT, "team-a", "chat-engine")
+    assert stored(kube, DEPLOYMENT, "team-b", "other-engine") is None

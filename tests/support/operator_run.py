@@ -57,11 +57,15 @@ class RunningOperator:
 
 @contextlib.asynccontextmanager
 async def running_operator(
-    *, workers: int = 2, config_namespace: str = "ome"
+    *, workers: int = 2, config_namespace: str = "ome", namespaces: tuple[str, ...] = ()
 ) -> AsyncIterator[RunningOperator]:
+    """The operator, watching every namespace or only ``namespaces`` (``run --namespace``)."""
     registry = CollectorRegistry()
     options = RunOptions(
-        metrics_bind_address="0", operator_namespace=config_namespace, workers=workers
+        metrics_bind_address="0",
+        operator_namespace=config_namespace,
+        workers=workers,
+        namespaces=namespaces,
     )
     controller = build_controller(options, Metrics(registry))
     controller.backoff = Backoff(first=0.05, limit=0.4)
@@ -80,7 +84,8 @@ async def running_operator(
     tasks = await kopf.spawn_tasks(
         settings=settings,
         standalone=True,
-        clusterwide=True,
+        clusterwide=not namespaces,
+        namespaces=namespaces,
         stop_flag=stop,
         ready_flag=ready,
         memo=memo,
