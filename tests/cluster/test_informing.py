@@ -127,6 +127,10 @@ async def test_lists_in_pages_then_hands_over_each_change(kube, informer, receiv
     params=[
         pytest.param(((b"",), 1), id="a watch that ends is resumed from the last version"),
         pytest.param(((b"", GONE), 2), id="a watch answered 410 Gone is followed by a relist"),
+        pytest.param(
+            ((b"", {"type": "ERROR", "object": {"kind": "Status", "code": 500}}), 1),
+            id="a watch that fails in the stream is resumed after a backoff",
+        ),
     ]
 )
 def broken_watch(kube, request) -> int:

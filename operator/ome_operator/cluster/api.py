@@ -14,7 +14,15 @@ from typing import Any
 import urllib3
 from kubernetes import client as k8s_client
 
-__all__ = ["KINDS", "ApiError", "KindInfo", "KubeApi", "kind_info", "object_path"]
+__all__ = [
+    "KINDS",
+    "ApiError",
+    "KindInfo",
+    "KubeApi",
+    "kind_info",
+    "object_path",
+    "resource_version",
+]
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,10 @@ def object_path(obj: Mapping[str, Any], subresource: str | None = None) -> str:
     meta = obj["metadata"]
     path = f"{kind_info(obj).collection(meta.get('namespace'))}/{meta['name']}"
     return f"{path}/{subresource}" if subresource else path
+
+
+def resource_version(obj: Mapping[str, Any]) -> str | None:
+    return (obj.get("metadata") or {}).get("resourceVersion")
 
 
 class ApiError(Exception):

@@ -23,7 +23,7 @@ from typing import Any
 
 import urllib3
 
-from .api import ApiError, KindInfo, KubeApi
+from .api import ApiError, KindInfo, KubeApi, resource_version
 
 __all__ = ["Changed", "Informer", "Message", "Relisted"]
 
@@ -214,7 +214,7 @@ class Informer:
             if code == 410:
                 raise _Expired()
             raise ApiError(code, obj.get("message") or f"watch {self.path}: HTTP {code}")
-        version = (obj.get("metadata") or {}).get("resourceVersion")
+        version = resource_version(obj)
         if version:
             self._version = version
         return Changed(kind, obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None

@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..cluster.api import KINDS, KindInfo, KubeApi
+from ..cluster.api import KINDS, KindInfo, KubeApi, resource_version
 from ..cluster.informing import Informer, Message, Relisted
 
 __all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange"]
@@ -34,10 +34,6 @@ def _key(obj: Mapping[str, Any]) -> _Key:
 
 def _owner(obj: Mapping[str, Any]) -> str | None:
     return ((obj.get("metadata") or {}).get("labels") or {}).get(OWNER_LABEL)
-
-
-def _version(obj: Mapping[str, Any]) -> Any:
-    return (obj.get("metadata") or {}).get("resourceVersion")
 
 
 class KindCache:
@@ -78,7 +74,7 @@ class KindCache:
                 self._change(old, deleted=True, report=report)
         for key, obj in sorted(fresh.items()):
             old = self._by_name.get(key)
-            if old is None or _version(old) != _version(obj):
+            if old is None or resource_version(old) != resource_version(obj):
                 self._change(obj, deleted=False, report=report)
         self._listed.add(listing.namespace)
 

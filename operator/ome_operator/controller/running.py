@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cluster.api import ApiError, KubeApi
+from ..cluster.api import ApiError, KubeApi, resource_version
 from ..cluster.applying import apply_object, merge_patch_between, with_owner
 from ..core.operator_config import OperatorConfig
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
@@ -36,10 +36,6 @@ EVENT_SOURCE = "v1beta1Controllers"
 logger = logging.getLogger("ome_operator.controller")
 
 Key = tuple[str, str]
-
-
-def _version(body: Mapping[str, Any]) -> str | None:
-    return (body.get("metadata") or {}).get("resourceVersion")
 
 
 _UNSEEN = object()
@@ -185,7 +181,11 @@ class Controller:
         snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=_now())
         plan, outcome, written = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
         known = self.isvcs.get(key)
-        if written is not None and known is not None and _version(known) == _version(body):
+        if (
+            written is not None
+            and known is not None
+            and resource_version(known) == resource_version(body)
+        ):
             # The watch has not caught up with our own status write yet: a pass before it does
             # must not see the old status (a second write, a repeated RuntimeNotFound event).
             # Only the status is taken: a spec change in between still arrives as a change.
