@@ -152,6 +152,23 @@ async def test_a_broken_watch_loses_nothing(kube, broken_watch, informer, receiv
     assert calls(kube, kmock.action.LIST) == broken_watch
 
 
+@pytest.mark.kmock(strict=False)
+async def test_a_version_that_keeps_expiring_is_listed_again_with_backoff(api, kube, received):
+    kube[kmock.action.WATCH, kmock.resource(DEPLOYMENTS)][:3] << (b"", GONE)
+    delays: list[int] = []
+    watcher = Informer(
+        api, DEPLOYMENT, "default", received, retry_delay=lambda n: delays.append(n) or 0.05
+    )
+    watcher.start()
+    try:
+        await eventually(lambda: calls(kube, kmock.action.WATCH) >= 4)
+    finally:
+        await asyncio.to_thread(watcher.stop)
+
+    assert calls(kube, kmock.action.LIST) == 4
+    assert delays == [1, 2]  # the first expiry lists again at once, the next ones back off
+
+
 @pytest.mark.parametrize(
     ("fault", "status", "error"),
     [

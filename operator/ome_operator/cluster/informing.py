@@ -5,9 +5,10 @@ collection in pages and hands the whole listing over as one ``Relisted``; then i
 the listed resourceVersion and hands each change over as a ``Changed``, in batches as they
 arrive. A watch that ends is resumed from the last resourceVersion seen (bookmarks included);
 when the server no longer has that version (410 Gone) the collection is listed again, and the
-receiver works out what changed meanwhile. Every other failure is logged and retried with
-backoff, so nothing is lost; a collection the server does not serve (404) is handed over as
-empty until it is served.
+receiver works out what changed meanwhile; when it expires again before any change arrived,
+the next list waits a backoff. Every other failure is logged and retried with backoff, so
+nothing is lost. A collection the server does not serve (404) is handed over as empty until
+it is served.
 """
 
 from __future__ import annotations
@@ -56,10 +57,6 @@ class Changed:
 Message = Relisted | Changed
 
 
-class _Expired(Exception):
-    """The resourceVersion to resume from is gone: list again."""
-
-
 class Informer:
     """LIST and WATCH one kind in one namespace (None: all), handing messages to ``deliver``.
 
@@ -89,6 +86,8 @@ class Informer:
         self._watch_seconds = watch_seconds
         self._page_size = page_size
         self._version: str | None = None
+        #: Whether a change was handed over since the last listing.
+        self._progressed = False
         self._stopped = threading.Event()
         self._response: Any = None
         self._thread: threading.Thread | None = None
@@ -114,7 +113,7 @@ class Informer:
     # -- the thread ---------------------------------------------------------------------------
 
     def _run(self) -> None:
-        failures = 0
+        failures = expiries = 0
         while not self._stopped.is_set():
             try:
                 if self._version is None:
@@ -122,11 +121,12 @@ class Informer:
                 failures = 0 if self._watch() else failures + 1
                 if failures:
                     self._stopped.wait(self._retry_delay(failures))
-            except _Expired:
-                self._version = None
             except ApiError as exc:
-                if exc.status == 410:
+                if exc.status == 410:  # the version to resume from is gone: list again
                     self._version = None
+                    expiries = 1 if self._progressed else expiries + 1
+                    if expiries > 1:  # gone again with no change in between: do not spin
+                        self._stopped.wait(self._retry_delay(expiries - 1))
                     continue
                 if exc.status == 404:  # not served (yet): nothing of it exists
                     self._version = None
@@ -174,7 +174,7 @@ class Informer:
             if not token:
                 break
         self._hand_over([Relisted(self.namespace, tuple(items))])
-        self._version = version
+        self._version, self._progressed = version, False
 
     def _watch(self) -> bool:
         """Watch until the server ends the stream; False when it ended at once, empty."""
@@ -197,6 +197,7 @@ class Informer:
                 received = received or bool(lines)
                 if batch:
                     self._hand_over(batch)
+                    self._progressed = True
                 if self._stopped.is_set():
                     break
         finally:
@@ -211,8 +212,6 @@ class Informer:
         kind, obj = event.get("type"), event.get("object") or {}
         if kind == "ERROR":
             code = obj.get("code") or 0
-            if code == 410:
-                raise _Expired()
             raise ApiError(code, obj.get("message") or f"watch {self.path}: HTTP {code}")
         version = resource_version(obj)
         if version:
