@@ -125,22 +125,45 @@ async def test_lists_in_pages_then_hands_over_each_change(kube, informer, receiv
 
 @pytest.fixture(
     params=[
-        pytest.param(((b"",), 1), id="a watch that ends is resumed from the last version"),
-        pytest.param(((b"", GONE), 2), id="a watch answered 410 Gone is followed by a relist"),
+        pytest.param(((b"",), 1, []), id="a watch that ends is resumed from the last version"),
+        pytest.param(((b"", GONE), 2, []), id="a watch answered 410 Gone is followed by a relist"),
         pytest.param(
-            ((b"", {"type": "ERROR", "object": {"kind": "Status", "code": 500}}), 1),
+            (
+                (b"", {"type": "ERROR", "object": {"kind": "Status", "code": 500}}),
+                1,
+                [("watch /apis/apps/v1/namespaces/default/deployments: HTTP 500", 500)],
+            ),
             id="a watch that fails in the stream is resumed after a backoff",
+        ),
+        pytest.param(
+            (
+                (b"", b"<html>proxy error</html>\n"),
+                1,
+                [("JSONDecodeError: Expecting value: line 1 column 1 (char 0)", 0)],
+            ),
+            id="a watch that sends something else than events is resumed after a backoff",
+        ),
+        pytest.param(
+            (
+                (b"", b'{"type": "ADDED", "object": "x"}\n'),
+                1,
+                [('ValueError: not a watch event: b\'{"type": "ADDED", "object": "x"}\'', 0)],
+            ),
+            id="an event without an object is resumed after a backoff",
         ),
     ]
 )
-def broken_watch(kube, request) -> int:
-    script, lists = request.param
+def broken_watch(kube, request) -> tuple[int, list[tuple[str, int]]]:
+    """The first watch breaks at once; how many lists follow, and the failures logged."""
+    script, lists, failures = request.param
     kube[kmock.action.WATCH, kmock.resource(DEPLOYMENTS)][:1] << script
-    return lists
+    return lists, failures
 
 
 @pytest.mark.kmock(strict=False)
-async def test_a_broken_watch_loses_nothing(kube, broken_watch, informer, received):
+async def test_a_broken_watch_loses_nothing(kube, broken_watch, informer, received, caplog):
+    caplog.set_level(logging.WARNING, logger="ome_operator.watch")
+    lists, failures = broken_watch
     await apply_object(kube, deployment("a"))
     informer.start()
     await eventually(lambda: calls(kube, kmock.action.WATCH) >= 2)
@@ -148,8 +171,10 @@ async def test_a_broken_watch_loses_nothing(kube, broken_watch, informer, receiv
     await eventually(lambda: received.changes())
 
     assert received.changes() == [("ADDED", "b", 1)]
-    assert received.listings() == [["a"]] * broken_watch
-    assert calls(kube, kmock.action.LIST) == broken_watch
+    assert received.listings() == [["a"]] * lists
+    assert calls(kube, kmock.action.LIST) == lists
+    logged = [(r.error, r.status) for r in caplog.records if r.name == "ome_operator.watch"]
+    assert logged == failures
 
 
 @pytest.mark.kmock(strict=False)

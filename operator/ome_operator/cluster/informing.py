@@ -22,8 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import urllib3
-
 from .api import ApiError, KindInfo, KubeApi, resource_version
 
 __all__ = ["Changed", "Informer", "Message", "Relisted"]
@@ -133,7 +131,7 @@ class Informer:
                     self._hand_over([Relisted(self.namespace, ())])
                 failures += 1
                 self._failed(str(exc), exc.status, failures)
-            except (ValueError, urllib3.exceptions.HTTPError) as exc:
+            except Exception as exc:  # a broken stream or body; the thread must not die of it
                 failures += 1
                 self._failed(f"{type(exc).__name__}: {exc}", 0, failures)
 
@@ -209,7 +207,9 @@ class Informer:
         if not line.strip():
             return None
         event = json.loads(line)
-        kind, obj = event.get("type"), event.get("object") or {}
+        if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
+            raise ValueError(f"not a watch event: {line[:200]!r}")
+        kind, obj = event.get("type"), event["object"]
         if kind == "ERROR":
             code = obj.get("code") or 0
             raise ApiError(code, obj.get("message") or f"watch {self.path}: HTTP {code}")
