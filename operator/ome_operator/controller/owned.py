@@ -66,9 +66,9 @@ class KindCache:
                 self._change(message.object, deleted=message.type == "DELETED", report=True)
 
     def _relist(self, listing: Relisted) -> None:
-        report = listing.namespace in self._listed
-        fresh = {_key(obj): obj for obj in listing.items}
         scope = listing.namespace
+        report = scope in self._listed
+        fresh = {_key(obj): obj for obj in listing.items}
         for key, old in sorted(self._by_name.items()):
             if key not in fresh and scope in (None, key[0]):
                 self._change(old, deleted=True, report=report)
@@ -76,17 +76,17 @@ class KindCache:
             old = self._by_name.get(key)
             if old is None or resource_version(old) != resource_version(obj):
                 self._change(obj, deleted=False, report=report)
-        self._listed.add(listing.namespace)
+        self._listed.add(scope)
 
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
         key = _key(obj)
         namespace, name = key
-        old = self._by_name.pop(key, None)
-        if old is not None and _owner(old) is not None:
-            bucket = self._by_owner.get((namespace, _owner(old)), {})
+        former = _owner(self._by_name.pop(key, {}))
+        if former is not None:
+            bucket = self._by_owner.get((namespace, former), {})
             bucket.pop(name, None)
             if not bucket:
-                self._by_owner.pop((namespace, _owner(old)), None)
+                self._by_owner.pop((namespace, former), None)
         owner = _owner(obj)
         if not deleted:
             self._by_name[key] = obj

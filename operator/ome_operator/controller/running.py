@@ -108,7 +108,7 @@ class Controller:
             self.queue.add((namespace, isvc))
 
     def owned_changed(
-        self, namespace: str, isvc: str | None, obj: Mapping[str, Any], *, deleted: bool = False
+        self, namespace: str, isvc: str | None, obj: Mapping[str, Any], deleted: bool = False
     ) -> None:
         """An owned object changed: re-queue its owner, unless the event only echoes a write
         of this controller (whose answer may not have reached the worker yet)."""
@@ -128,12 +128,7 @@ class Controller:
     # -- running -----------------------------------------------------------------------------
 
     def __post_init__(self) -> None:
-        self.caches.objects.on_change = self._object_changed
-
-    def _object_changed(
-        self, namespace: str, owner: str, obj: Mapping[str, Any], deleted: bool
-    ) -> None:
-        self.owned_changed(namespace, owner, obj, deleted=deleted)
+        self.caches.objects.on_change = self.owned_changed
 
     def start(self) -> None:
         """Start the workers; they take keys once the owned objects are listed."""

@@ -69,11 +69,6 @@ class Caches:
     def accelerator_class_names(self) -> frozenset[str]:
         return frozenset(_values(self.accelerator_classes, None))
 
-    def existing(
-        self, namespace: str, isvc: str, names: Iterable[str]
-    ) -> dict[tuple[str, str], Mapping[str, Any]]:
-        return self.objects.existing(namespace, isvc, names)
-
 
 def snapshot_for(
     isvc: InferenceService, caches: Caches, *, lws_installed: bool, now: str
@@ -83,7 +78,7 @@ def snapshot_for(
     return Snapshot(
         runtimes=caches.runtimes(isvc.namespace),
         models=caches.models(isvc.namespace, model),
-        existing=caches.existing(isvc.namespace, isvc.name, components),
+        existing=caches.objects.existing(isvc.namespace, isvc.name, components),
         leader_worker_set_installed=lws_installed,
         now=now,
     )
