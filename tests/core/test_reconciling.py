@@ -405,6 +405,40 @@ def test_the_entry_service_fronts_the_router_else_the_engine(
     assert (_names([entry_service]), entry_service["spec"]["selector"]) == (ENTRY, front)
 
 
+# --- deletion: the garbage collector's turn ----------------------------------------------------
+
+
+def _deleting(**kwargs: Any) -> InferenceService:
+    manifest = isvc_manifest(**kwargs)
+    manifest["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return from_manifest(manifest)
+
+
+@pytest.mark.parametrize(
+    ("isvc", "runtimes", "existing"),
+    [
+        pytest.param(_deleting(), (RT,), [], id="its workloads already collected: none re-created"),
+        pytest.param(
+            _deleting(),
+            (RT,),
+            [_deployment(observed_generation=1)],
+            id="its workloads still there: nothing patched, no status",
+        ),
+        pytest.param(_deleting(), (), [], id="no runtime: no RuntimeNotFound event"),
+        pytest.param(
+            _deleting(annotations={MODE: "VirtualDeployment"}),
+            (RT,),
+            [],
+            id="VirtualDeployment: no status either",
+        ),
+    ],
+)
+def test_an_inference_service_being_deleted_is_never_reconciled(
+    isvc: InferenceService, runtimes: tuple[ServingRuntime, ...], existing: list[dict[str, Any]]
+) -> None:
+    assert _plan(isvc, runtimes, existing=existing) == ReconcilePlan(Outcome.PARKED)
+
+
 # --- S3.5 / OPEN-10: VirtualDeployment --------------------------------------------------------
 
 VIRTUAL = {MODE: "VirtualDeployment"}
@@ -1836,28 +1870,28 @@ def test_the_runtime_status(
     ("isvc", "existing", "expected"),
     [
         pytest.param(
-            _isvc(),
+            _isvc(generation=2),
             [_deployment(observed_generation=4)],
-            4,
-            id="observedGeneration copies the RawDeployment Deployment's",
+            2,
+            id="observedGeneration is the InferenceService generation, not the Deployment's",
         ),
         pytest.param(
-            _isvc(deploymentMode="OMENative", decoder=_annotated("RawDeployment")),
-            [_replica(observedGeneration=9), _deployment("decoder", observed_generation=5)],
+            _isvc(generation=5, deploymentMode="OMENative", decoder=_annotated("RawDeployment")),
+            [_replica(observedGeneration=9), _deployment("decoder", observed_generation=1)],
             5,
-            id="the first RawDeployment component's Deployment gives it",
+            id="every mode sets it",
         ),
         pytest.param(
-            _isvc(deploymentMode="OMENative", status={"observedGeneration": 3}),
-            [_replica(observedGeneration=9)],
-            None,
-            id="OMENative components do not set it and an old value is removed",
+            _isvc(generation=1, status={"observedGeneration": 3}),
+            [],
+            1,
+            id="it is set before any workload exists",
         ),
         pytest.param(
             _isvc(status={"observedGeneration": 3}),
             [],
             None,
-            id="it is unset before the Deployment exists",
+            id="a manifest without a generation removes an old value",
         ),
     ],
 )

@@ -124,10 +124,11 @@ async def test_engine_readiness_mirrors_the_deployment_available_condition(kube,
             }
         },
         "runtime": runtime,
+        "observedGeneration": 1,
     }
 
     await make_available(kube, "default", "chat-engine")
-    await eventually(lambda: status_of(kube, "chat").get("observedGeneration"))
+    await eventually(lambda: status_of(kube, "chat")["components"]["engine"].get("url"))
 
     status = status_of(kube, "chat")
     assert without_times(status.pop("conditions")) == [
@@ -316,7 +317,7 @@ async def test_manual_edits_of_the_budget_are_reset(kube, operator, edit):
 async def test_a_mode_change_keeps_the_old_workload_and_moves_the_budget_when_ready(kube, operator):
     await start(kube, operator, isvc_manifest("chat"))
     await make_available(kube, "default", "chat-engine")
-    await eventually(lambda: status_of(kube, "chat").get("observedGeneration"))
+    await eventually(lambda: status_of(kube, "chat")["components"]["engine"].get("url"))
     old_budget = stored(kube, PDB, "default", "chat-engine")["spec"]
 
     await patch(kube, ISVC, "default", "chat", {"spec": {"deploymentMode": "OMENative"}})

@@ -17,10 +17,10 @@ from typing import Any
 
 from ..cluster.api import KINDS, KindInfo, KubeApi, resource_version
 from ..cluster.informing import Informer, Message, Relisted
+from ..core.rendering.metadata import OWNER_LABEL
 
 __all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange"]
 
-OWNER_LABEL = "ome.io/inferenceservice"
 
 #: (namespace, owning InferenceService, the object, deleted?)
 OwnerChange = Callable[[str, str, Mapping[str, Any], bool], None]

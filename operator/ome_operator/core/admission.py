@@ -18,6 +18,8 @@ from .deployment_modes import (
     isvc_level_mode,
 )
 from .model_catalog import ModelCatalog
+from .rendering.metadata import OWNER_LABEL
+from .rendering.naming import MAX_NAME_LENGTH
 from .selection import (
     ModelSpecError,
     RuntimeCatalog,
@@ -37,6 +39,9 @@ __all__ = [
 ]
 
 _PERCENT = re.compile(r"(0|[1-9][0-9]?|100)%")
+#: An InferenceService name becomes the name of its entry Service (a DNS-1035 label) and the
+#: value of the ``ome.io/inferenceservice`` label on every object it owns (at most 63 characters).
+_DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _MODES = ", ".join(m.value for m in DeploymentMode)
 
 
@@ -84,6 +89,21 @@ def _components(isvc: InferenceService) -> Iterator[tuple[str, ComponentSpec]]:
         spec = isvc.spec.component(name)
         if spec is not None:
             yield name, spec
+
+
+def _check_name(isvc: InferenceService) -> None:
+    name = isvc.name
+    if len(name) > MAX_NAME_LENGTH:
+        raise AdmissionDenied(
+            f"metadata.name must be no more than {MAX_NAME_LENGTH} characters (got {len(name)}): "
+            f"it is the value of the {OWNER_LABEL} label on every object the InferenceService owns"
+        )
+    if not _DNS_1035_LABEL.fullmatch(name):
+        raise AdmissionDenied(
+            f'metadata.name "{name}" must be a DNS-1035 label (lower case letters, digits and '
+            "'-', starting with a letter and ending with a letter or digit): it names the "
+            "InferenceService's Services"
+        )
 
 
 def _check_pdb_fields(isvc: InferenceService) -> None:
@@ -237,6 +257,7 @@ def review_inference_service(
     selection: SelectionOutcome | None = None
     message = ""
     try:
+        _check_name(isvc)
         if isvc.spec.model is None and isvc.spec.runtime is None:
             raise AdmissionDenied("at least one of spec.model or spec.runtime must be set")
         _check_pdb_fields(isvc)

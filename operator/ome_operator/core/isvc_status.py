@@ -112,17 +112,6 @@ def _component_status(
     return found
 
 
-def _observed_generation(
-    isvc: InferenceService, components: list[ResolvedComponent], snap: Snapshot
-) -> int | None:
-    """OPEN-41: the first RawDeployment component's Deployment observedGeneration."""
-    for comp in components:
-        if comp.resolved.mode is DeploymentMode.RAW_DEPLOYMENT:
-            deployment = snap.existing.get(("Deployment", component_name(isvc.name, comp.name)))
-            return ((deployment or {}).get("status") or {}).get("observedGeneration")
-    return None
-
-
 def inference_service_status(
     isvc: InferenceService,
     components: list[ResolvedComponent],
@@ -185,8 +174,9 @@ def inference_service_status(
             },
         }
     )
-    generation = _observed_generation(isvc, components, snap)
+    # The generation this status was computed from (the Kubernetes convention; the Deployment's
+    # own observedGeneration counts its own spec changes and can run ahead of ours).
     status.pop("observedGeneration", None)
-    if generation is not None:
-        status["observedGeneration"] = generation
+    if isvc.metadata.generation is not None:
+        status["observedGeneration"] = isvc.metadata.generation
     return status

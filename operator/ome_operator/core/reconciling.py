@@ -411,6 +411,10 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
 
 def reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> ReconcilePlan:
     """One pass: what to write for ``isvc`` given the snapshot (see the module docstring)."""
+    if isvc.metadata.deletion_timestamp is not None:
+        # Being deleted: the garbage collector removes (or, for --cascade=orphan, releases) the
+        # owned objects; writing anything now would re-create or re-adopt them.
+        return ReconcilePlan(Outcome.PARKED)
     if isvc_level_mode(isvc) is DeploymentMode.VIRTUAL_DEPLOYMENT:
         return _virtual(isvc, snap, config)
     try:

@@ -49,6 +49,8 @@ class ObjectMeta(CRDModel):
     generation: StrictInt | None = None
     resource_version: StrictStr | None = None
     uid: StrictStr | None = None
+    #: Set once deletion began (garbage collection of the owned objects runs then).
+    deletion_timestamp: StrictStr | None = None
 
 
 class InvalidResourceError(ValueError):

@@ -13,6 +13,7 @@ from .context import ComponentContext
 __all__ = [
     "LAST_APPLIED",
     "MANAGED_BY",
+    "OWNER_LABEL",
     "POD_ONLY_PREFIXES",
     "common_labels",
     "object_annotations",
@@ -22,6 +23,9 @@ __all__ = [
     "sorted_map",
     "without_prefixes",
 ]
+
+#: The label naming the InferenceService on every object it owns (S1.9).
+OWNER_LABEL = "ome.io/inferenceservice"
 
 #: ``kubectl apply`` bookkeeping of the InferenceService; never copied to generated objects.
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -56,7 +60,7 @@ def without_prefixes(annotations: Mapping[str, str], prefixes: Iterable[str]) ->
 def common_labels(ctx: ComponentContext) -> dict[str, str]:
     """Object and pod labels: ISVC labels ∪ component labels, then the forced keys."""
     forced = {
-        "ome.io/inferenceservice": ctx.isvc.name,
+        OWNER_LABEL: ctx.isvc.name,
         "component": ctx.component,
         "serving-runtime": ctx.runtime.name,
         "fine-tuned-serving": "false",
