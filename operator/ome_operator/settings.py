@@ -17,11 +17,17 @@ class RunOptions:
     metrics_bind_address: str = ":8080"
     #: kopf's liveness endpoint (``/healthz``); ``"0"`` disables it.
     health_probe_bind_address: str = ":8081"
-    #: The admission webhook server (TLS).
+    #: The admission webhook server (TLS): where it listens, and an extra name its managed
+    #: certificate covers.
     webhook_port: int = 9443
+    webhook_bind_address: str = "0.0.0.0"
     webhook_host: str | None = None
-    #: ``tls.crt`` and ``tls.key`` for the webhook; without them kopf self-signs.
+    #: ``tls.crt`` and ``tls.key`` for the webhook (e.g. cert-manager's). Without them the
+    #: operator keeps its own certificate in ``webhook_secret`` (operator namespace) and injects
+    #: its CA bundle into the ValidatingWebhookConfiguration ``webhook_configuration``.
     webhook_cert_dir: str | None = None
+    webhook_secret: str = "ome-webhook-server-cert"
+    webhook_configuration: str = "ome-webhook-server"
     #: Seconds between re-reads of the operator configuration.
     config_cache_ttl: float = 30.0
     #: Concurrent reconciles.

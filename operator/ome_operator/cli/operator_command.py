@@ -50,11 +50,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="Address of the /healthz liveness endpoint; 0 disables it",
     )
     run.add_argument("--webhook-port", type=int, default=9443, help="Admission webhook port")
-    run.add_argument("--webhook-host", default=None, help="Host name in the webhook certificate")
+    run.add_argument(
+        "--webhook-bind-address", default="0.0.0.0", help="Address the webhook listens on"
+    )
+    run.add_argument(
+        "--webhook-host", default=None, help="An extra host name the managed certificate covers"
+    )
     run.add_argument(
         "--webhook-cert-dir",
         default=os.environ.get("WEBHOOK_CERT_DIR"),
-        help="Directory holding tls.crt and tls.key; default: self-signed",
+        help="Directory holding tls.crt and tls.key (e.g. from cert-manager); default: the "
+        "operator keeps its own certificate in a Secret and injects the CA bundle",
+    )
+    run.add_argument(
+        "--webhook-secret",
+        default="ome-webhook-server-cert",
+        help="Secret (operator namespace) holding the managed webhook certificate",
+    )
+    run.add_argument(
+        "--webhook-configuration",
+        default="ome-webhook-server",
+        help="ValidatingWebhookConfiguration whose caBundle the operator keeps",
     )
     run.add_argument(
         "--config-cache-ttl",
@@ -98,8 +114,11 @@ def _run(args: argparse.Namespace) -> int:
         metrics_bind_address=args.metrics_bind_address,
         health_probe_bind_address=args.health_probe_bind_address,
         webhook_port=args.webhook_port,
+        webhook_bind_address=args.webhook_bind_address,
         webhook_host=args.webhook_host,
         webhook_cert_dir=args.webhook_cert_dir,
+        webhook_secret=args.webhook_secret,
+        webhook_configuration=args.webhook_configuration,
         config_cache_ttl=args.config_cache_ttl,
         workers=args.workers,
     )

@@ -49,6 +49,13 @@ KINDS: dict[tuple[str, str], KindInfo] = {
         KindInfo("v1", "Pod", "pods"),
         KindInfo("v1", "Event", "events"),
         KindInfo("v1", "ConfigMap", "configmaps"),
+        KindInfo("v1", "Secret", "secrets"),
+        KindInfo(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            namespaced=False,
+        ),
         KindInfo("policy/v1", "PodDisruptionBudget", "poddisruptionbudgets"),
         KindInfo("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets"),
         KindInfo("ome.io/v1beta1", "InferenceReplica", "inferencereplicas"),
@@ -74,11 +81,15 @@ def resource_version(obj: Mapping[str, Any]) -> str | None:
 class ApiError(Exception):
     """A failed API call: ``status`` (0 for transport failures) and the server's message."""
 
-    def __init__(self, status: int, message: str, reason: str = "") -> None:
+    def __init__(
+        self, status: int, message: str, reason: str = "", causes: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.reason = reason
         self.message = message
+        #: ``details.causes[].reason`` of the server's Status, e.g. ``NamespaceTerminating``.
+        self.causes = causes
 
     @property
     def retriable(self) -> bool:
@@ -157,6 +168,17 @@ class KubeApi:
             content_type="application/merge-patch+json",
         )
 
+    def strategic_merge_patch(
+        self, obj: Mapping[str, Any], patch: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """A patch that merges list items by their key (built-in kinds only)."""
+        return self.request(
+            "PATCH",
+            object_path(obj),
+            dict(patch),
+            content_type="application/strategic-merge-patch+json",
+        )
+
     def delete(self, obj: Mapping[str, Any]) -> None:
         try:
             self.request("DELETE", object_path(obj))
@@ -180,9 +202,16 @@ def _answer(method: str, path: str, response: Any) -> Any:
         data = {}
     if response.status < 400:
         return data
-    message = data.get("message") if isinstance(data, dict) else None
-    reason = data.get("reason", "") if isinstance(data, dict) else ""
-    raise ApiError(response.status, message or f"{method} {path}: HTTP {response.status}", reason)
+    if not isinstance(data, dict):
+        data = {}
+    details = data.get("details") if isinstance(data.get("details"), dict) else {}
+    causes = tuple(
+        str(c.get("reason"))
+        for c in details.get("causes") or []
+        if isinstance(c, dict) and c.get("reason")
+    )
+    message = data.get("message") or f"{method} {path}: HTTP {response.status}"
+    raise ApiError(response.status, str(message), str(data.get("reason", "")), causes)
 
 
 def _transport_failure(method: str, path: str, exc: Exception) -> ApiError:

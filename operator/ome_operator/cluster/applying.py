@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubernetes.utils import parse_quantity
+
 from .api import ApiError, KubeApi
 
 __all__ = [
@@ -27,12 +29,28 @@ _OWNED_MAPS = (("spec", "selector"), ("spec", "selector", "matchLabels"))
 _ONE_OF = ((("spec",), ("minAvailable", "maxUnavailable")),)
 
 
-def is_subset(desired: Any, actual: Any) -> bool:
+#: Maps whose values are resource quantities, and fields that are one: the API server stores a
+#: quantity in its canonical form (``1`` as ``"1"``, ``1000m`` as ``"1"``, ``1Gi`` unchanged).
+_QUANTITY_MAPS = frozenset({"limits", "requests"})
+_QUANTITY_FIELDS = frozenset({"sizeLimit"})
+
+
+def _same_quantity(desired: Any, actual: Any) -> bool:
+    if isinstance(desired, bool) or not isinstance(desired, int | float | str):
+        return False
+    try:
+        return parse_quantity(desired) == parse_quantity(actual)
+    except (ValueError, TypeError):
+        return False
+
+
+def is_subset(desired: Any, actual: Any, *, quantity: bool = False) -> bool:
     """Whether every field of ``desired`` holds in ``actual`` (lists item by item), so fields
-    the API server defaults or other controllers add do not count as drift."""
+    the API server defaults or other controllers add do not count as drift. Quantities compare
+    by value, as the server normalises them."""
     if isinstance(desired, Mapping):
         return isinstance(actual, Mapping) and all(
-            key in actual and is_subset(value, actual[key]) for key, value in desired.items()
+            key in actual and _holds(key, value, actual[key]) for key, value in desired.items()
         )
     if isinstance(desired, list):
         return (
@@ -40,7 +58,16 @@ def is_subset(desired: Any, actual: Any) -> bool:
             and len(desired) == len(actual)
             and all(is_subset(d, a) for d, a in zip(desired, actual, strict=True))
         )
-    return desired == actual
+    return desired == actual or (quantity and _same_quantity(desired, actual))
+
+
+def _holds(key: str, desired: Any, actual: Any) -> bool:
+    if key in _QUANTITY_MAPS and isinstance(desired, Mapping) and isinstance(actual, Mapping):
+        return all(
+            name in actual and is_subset(value, actual[name], quantity=True)
+            for name, value in desired.items()
+        )
+    return is_subset(desired, actual, quantity=key in _QUANTITY_FIELDS)
 
 
 def merge_patch_between(old: Any, new: Any) -> Any:

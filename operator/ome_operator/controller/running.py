@@ -198,6 +198,13 @@ class Controller:
         try:
             written = self._write(key, body, snapshot.existing, plan)
         except ApiError as exc:
+            if "NamespaceTerminating" in exc.causes:
+                # Its InferenceServices go with it: their deletion events end this, not a retry.
+                logger.info(
+                    "Namespace is being deleted; InferenceService not reconciled",
+                    extra={"namespace": key[0], "inferenceService": key[1]},
+                )
+                return plan, Outcome.PARKED, None
             logger.error(
                 "Failed to write InferenceService workloads",
                 extra={

@@ -1,55 +1,91 @@
-"""A self-signed serving certificate for the webhook when none is mounted.
+"""The webhook's certificate files: mounted (``--webhook-cert-dir``), or managed by the operator.
 
-In a cluster the certificate comes from ``--webhook-cert-dir`` (a Secret, e.g. cert-manager's);
-without one the webhook still serves TLS, with a key made at start-up.
+Managed, the certificate comes from the Secret of ``cluster.serving_certificates``; it is written
+to a private folder that kopf's webhook server reloads when the files change, and it is checked
+again every ``CHECK_INTERVAL`` (renewed before it expires; the CA bundle re-injected if someone
+removed it). Mounted, the files are the cert-manager's (or anyone's) to renew, and kopf reloads
+them just the same; nothing is patched.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
-import ipaddress
+import logging
+import os
 import pathlib
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from ..cluster.api import KubeApi
+from ..cluster.serving_certificates import ServingCertificate, ensure_certificate, inject_ca_bundle
+from ..settings import RunOptions
 
-__all__ = ["self_signed_certificate"]
+__all__ = ["CHECK_INTERVAL", "ManagedCertificate", "webhook_hosts"]
+
+logger = logging.getLogger("ome_operator.certificates")
+
+#: Seconds between checks of the managed certificate (renewal, CA bundle).
+CHECK_INTERVAL = 3600.0
+
+#: The Service that fronts the webhook (manifests/operator/services.yaml).
+WEBHOOK_SERVICE = "ome-webhook-server"
 
 
-def self_signed_certificate(hosts: list[str]) -> tuple[str, str]:
-    """Write a certificate and key for ``hosts`` to a private temp dir; return their paths."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])])
-    alternatives: list[x509.GeneralName] = []
-    for host in hosts:
-        try:
-            alternatives.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            alternatives.append(x509.DNSName(host))
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=365))
-        .add_extension(x509.SubjectAlternativeName(alternatives), critical=False)
-        .sign(key, hashes.SHA256())
+def webhook_hosts(options: RunOptions) -> list[str]:
+    """The names the certificate covers: ``--webhook-host``, the webhook Service, loopback."""
+    service = f"{WEBHOOK_SERVICE}.{options.operator_namespace}.svc"
+    hosts = [options.webhook_host] if options.webhook_host else []
+    hosts += [service, f"{service}.cluster.local", "localhost", "127.0.0.1"]
+    return list(dict.fromkeys(hosts))
+
+
+def _write(path: pathlib.Path, data: bytes) -> None:
+    """Replace ``path`` whole, so the webhook server never reads half a file."""
+    partial = path.with_suffix(".partial")
+    partial.write_bytes(data)
+    partial.chmod(0o600)
+    os.replace(partial, path)
+
+
+@dataclass
+class ManagedCertificate:
+    api: Callable[[], KubeApi]
+    options: RunOptions
+    folder: pathlib.Path = field(
+        default_factory=lambda: pathlib.Path(tempfile.mkdtemp(prefix="ome-webhook-"))
     )
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="ome-webhook-"))
-    certfile, keyfile = folder / "tls.crt", folder / "tls.key"
-    certfile.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    keyfile.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
+    _served: ServingCertificate | None = None
+
+    @property
+    def certfile(self) -> str:
+        return str(self.folder / "tls.crt")
+
+    @property
+    def keyfile(self) -> str:
+        return str(self.folder / "tls.key")
+
+    def refresh(self) -> None:
+        """Read (issue, renew) the certificate, write its files and inject the CA bundle."""
+        options, api = self.options, self.api()
+        now = datetime.datetime.now(datetime.UTC)
+        found = ensure_certificate(
+            api, options.operator_namespace, options.webhook_secret, webhook_hosts(options), now
         )
-    )
-    keyfile.chmod(0o600)
-    return str(certfile), str(keyfile)
+        if found != self._served:
+            _write(self.folder / "tls.key", found.key)
+            _write(self.folder / "tls.crt", found.cert)
+            self._served = found
+        inject_ca_bundle(api, options.webhook_configuration, found.cert)
+
+    async def keep_fresh(self, interval: float = CHECK_INTERVAL) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await asyncio.to_thread(self.refresh)
+            except Exception as exc:  # the next check tries again; serving goes on meanwhile
+                logger.error(
+                    "Failed to check the webhook certificate",
+                    extra={"error": str(exc), "retryIn": interval},
+                )

@@ -18,7 +18,7 @@ from ..controller.running import Controller
 from ..core.operator_config import StartupConfigError
 from ..metrics import Metrics
 from ..settings import RunOptions, parse_bind_address
-from .certificates import self_signed_certificate
+from .certificates import ManagedCertificate
 
 __all__ = ["NoDiffBase", "build_controller", "kube_api", "leader_worker_sets_installed"]
 
@@ -80,16 +80,25 @@ class NoDiffBase(kopf.DiffBaseStorage):
         return None
 
 
-def _webhook_server(options: RunOptions) -> kopf.WebhookServer:
-    """The webhook over TLS: the mounted certificate, else a self-signed one."""
-    certs = options.webhook_cert_dir
-    if certs:
-        certfile, keyfile = os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key")
+async def _webhook_server(options: RunOptions, controller: Controller, memo: kopf.Memo) -> Any:
+    """The webhook over TLS: the mounted certificate, else the one the operator manages."""
+    if options.webhook_cert_dir:
+        folder = options.webhook_cert_dir
+        certfile, keyfile = os.path.join(folder, "tls.crt"), os.path.join(folder, "tls.key")
     else:
-        hosts = [options.webhook_host or "ome-webhook-server.ome.svc", "localhost", "127.0.0.1"]
-        certfile, keyfile = self_signed_certificate(hosts)
+        managed = ManagedCertificate(controller.api_factory, options)
+        try:
+            await asyncio.to_thread(managed.refresh)
+        except ApiError as exc:
+            logger.error(
+                "Failed to set up the webhook certificate",
+                extra={"error": str(exc), "status": exc.status, "retryIn": 10},
+            )
+            raise kopf.TemporaryError(str(exc), delay=10) from None
+        memo.certificate_task = asyncio.create_task(managed.keep_fresh())
+        certfile, keyfile = managed.certfile, managed.keyfile
     return kopf.WebhookServer(
-        addr="0.0.0.0",
+        addr=options.webhook_bind_address,
         port=options.webhook_port,
         host=options.webhook_host,
         certfile=certfile,
@@ -104,11 +113,11 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     settings.peering.standalone = True
     settings.networking.request_timeout = 60
     settings.persistence.diffbase_storage = NoDiffBase()
-    if settings.admission.server is None:
-        settings.admission.server = _webhook_server(options)
     if memo.get("controller") is None:
         memo.controller = build_controller(options)
     controller: Controller = memo.controller
+    if settings.admission.server is None:
+        settings.admission.server = await _webhook_server(options, controller, memo)
     config_source = controller.config_source
     if isinstance(config_source, ConfigSource):
         try:
@@ -133,6 +142,9 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
 
 @kopf.on.cleanup()
 async def stop(memo: kopf.Memo, **_: Any) -> None:
+    task = memo.get("certificate_task")
+    if task is not None:
+        task.cancel()
     controller = memo.get("controller")
     if controller is not None:
         await controller.stop()
