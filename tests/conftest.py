@@ -39,3 +39,12 @@ def kubeconfig(
     monkeypatch.setenv("KUBECONFIG", path)
     monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", path)
     return path
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build the control plane before any test runs (outside every test's timeout): about 4-10
+    minutes the first time on a machine, nothing once it is cached."""
+    if any(item.get_closest_marker("controlplane") for item in session.items):
+        from tests.support.control_plane import build_binaries
+
+        build_binaries()

@@ -12,7 +12,7 @@ from typing import Any
 
 from kubernetes.utils import parse_quantity
 
-from .api import ApiError, KubeApi
+from .api import KubeApi
 
 __all__ = [
     "apply_object",
@@ -137,12 +137,9 @@ def apply_object(
 ) -> dict[str, Any] | None:
     """Create ``desired``, or patch the existing object where it differs; None when untouched."""
     if existing is None:
-        try:
-            return api.create(desired)
-        except ApiError as exc:
-            if exc.status != 409:
-                raise
-            existing = api.get(desired)
+        # A 409 means the watch has not delivered the object yet: the ApiError retries the pass
+        # with backoff, by when the cache holds it (no GET: the operator reads only watches).
+        return api.create(desired)
     if is_subset(desired, existing) and not _removals(desired, existing):
         return None
     return api.merge_patch(desired, _patch_for(desired, existing))

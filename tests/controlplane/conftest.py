@@ -1,0 +1,58 @@
+"""Fixtures of the control-plane tier: one real control plane per pytest run, the operator
+installed from ``manifests/``, a fresh namespace per test and the real ``ome-operator run``."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support.control_plane import running_control_plane
+from tests.support.installed_cluster import Cluster
+from tests.support.operator_process import OperatorProcess
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    folder = tmp_path_factory.mktemp("controlplane")
+    with running_control_plane(folder) as plane:
+        installed = Cluster.install(plane, folder)
+        yield installed
+        # The network rule, by construction: nothing in the cluster may make the API server
+        # dial a Service (a ClusterIP), whatever the tests installed.
+        assert installed.service_references() == []
+
+
+@pytest.fixture
+def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh namespace named after the test."""
+    slug = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")[:40].strip("-")
+    name = f"t{next(_counter)}-{slug}"
+    cluster.namespace(name)
+    yield name
+    cluster.delete("v1/namespaces", None, name)
+
+
+def start_operator(cluster: Cluster, name: str, *extra_args: str) -> OperatorProcess:
+    process = OperatorProcess(
+        cluster.operator_kubeconfig,
+        cluster.folder / f"operator-{name}.log",
+        cluster.webhook_port,
+        extra_args,
+    )
+    process.start()
+    return process
+
+
+@pytest.fixture
+def operator(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[OperatorProcess]:
+    """``ome-operator run`` with the ServiceAccount's token; it must stop cleanly (exit 0)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:60]
+    process = start_operator(cluster, f"{next(_counter)}-{slug}")
+    yield process
+    code = process.stop()
+    assert code == 0, f"ome-operator exited {code}\n{process.tail()}"

@@ -1,0 +1,132 @@
+"""Every mode's workloads on a real API server, owned by their InferenceService, and a converged
+operator that writes nothing (the server normalises quantities; the comparison must too)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.controlplane.scenarios import (
+    MULTINODE,
+    WORKLOADS,
+    converged,
+    isvc,
+    kinds_and_names,
+    owned,
+    seed,
+    status,
+)
+from tests.support.installed_cluster import DEPLOYMENT, ISVC, SR, eventually
+
+pytestmark = pytest.mark.controlplane
+
+
+@pytest.mark.parametrize(
+    ("engine_config", "spec", "mode", "source"),
+    [
+        pytest.param({}, {}, "RawDeployment", "Default", id="RawDeployment: a Deployment"),
+        pytest.param(
+            MULTINODE,
+            {},
+            "MultiNode",
+            "ComponentAnnotation",
+            id="MultiNode: a LeaderWorkerSet and no budget",
+        ),
+        pytest.param(
+            {},
+            {"deploymentMode": "OMENative"},
+            "OMENative",
+            "ServiceSpec",
+            id="OMENative: an InferenceReplica, a headless Service",
+        ),
+    ],
+)
+def test_each_mode_gets_its_workloads_owned_by_the_inference_service(
+    cluster, namespace, operator, engine_config, spec, mode, source
+):
+    (created,) = seed(cluster, namespace, isvc(namespace, **spec), engine_config=engine_config)
+
+    objects = eventually(
+        lambda: (found := owned(cluster, namespace, "chat"))
+        and kinds_and_names(found) == WORKLOADS[mode]
+        and found
+    )
+    reference = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "InferenceService",
+        "name": "chat",
+        "uid": created["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    assert {o["metadata"]["name"]: o["metadata"]["ownerReferences"] for o in objects} == {
+        o["metadata"]["name"]: [reference] for o in objects
+    }
+    engine = eventually(lambda: status(cluster, namespace, "chat")["components"]["engine"])
+    assert (engine["deploymentMode"], engine["deploymentModeSource"]) == (mode, source)
+
+
+def test_a_converged_operator_writes_nothing_when_re_queued(cluster, namespace, operator):
+    seed(
+        cluster,
+        namespace,
+        isvc(namespace, "chat"),
+        isvc(namespace, "native", deploymentMode="OMENative"),
+        isvc(namespace, "multi", engine=MULTINODE),
+    )
+    for name, count in (("chat", 4), ("native", 5), ("multi", 3)):
+        eventually(lambda name=name, count=count: len(owned(cluster, namespace, name)) == count)
+    converged(cluster, namespace)
+
+    # A label on the runtime re-queues every InferenceService of the namespace: each pass must
+    # find the stored objects (quantities normalised, defaults added) already as rendered.
+    cluster.patch(SR, namespace, "vllm", {"metadata": {"labels": {"touched": "yes"}}})
+
+    assert cluster.quiet_writes(namespace, 5.0) == []
+
+
+def test_quantities_are_stored_normalised_and_left_alone(cluster, namespace, operator):
+    seed(cluster, namespace, isvc(namespace))
+    deployment = eventually(lambda: cluster.get(DEPLOYMENT, namespace, "chat-engine"))
+    converged(cluster, namespace)
+
+    limits = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits == {"nvidia.com/gpu": "1", "cpu": "2", "memory": "1Gi"}
+    cluster.patch(ISVC, namespace, "chat", {"metadata": {"labels": {"team": "a"}}})
+    assert cluster.quiet_writes(namespace, 4.0) == [
+        f"patch deployments {namespace}/chat-engine",
+        f"patch services {namespace}/chat-engine",
+        f"patch poddisruptionbudgets {namespace}/chat-engine",
+        f"patch services {namespace}/chat",
+    ]
+
+
+def test_observed_generation_is_the_inference_service_generation(cluster, namespace, operator):
+    seed(cluster, namespace, isvc(namespace))
+    eventually(lambda: status(cluster, namespace, "chat").get("observedGeneration") == 1)
+    # The Deployment controller counts its own generations; a spec change makes two of them.
+    deployment = eventually(lambda: cluster.get(DEPLOYMENT, namespace, "chat-engine"))
+    assert deployment["metadata"]["generation"] == 1
+
+    cluster.patch(ISVC, namespace, "chat", {"spec": {"engine": {"minReplicas": 2}}})
+
+    eventually(lambda: status(cluster, namespace, "chat").get("observedGeneration") == 2)
+    stored = cluster.stored(ISVC, namespace, "chat")
+    assert stored["metadata"]["generation"] == stored["status"]["observedGeneration"] == 2
+
+
+def test_a_router_in_multinode_fails_its_component_with_a_log_line_and_no_event(
+    cluster, namespace, operator
+):
+    router = {"annotations": {"ome.io/deploymentMode": "MultiNode"}, "runner": {"image": "r:1"}}
+    seed(cluster, namespace, isvc(namespace, router=router))
+
+    records = eventually(
+        lambda: [
+            r
+            for r in operator.records()
+            if r.get("message") == "Failed to reconcile component"
+            and r.get("namespace") == namespace
+        ]
+    )
+    assert records[0]["component"] == "router"
+    assert cluster.list("v1/events", namespace) == []

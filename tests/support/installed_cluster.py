@@ -1,0 +1,244 @@
+"""The control plane with the operator installed from ``manifests/`` as a user would, and what the
+control-plane tests do to it and read back.
+
+Resources are named like ``apps/v1/deployments`` (group/version/plural; ``v1/...`` for the core
+group). Seeding goes through ``kubectl apply`` (so admission runs, and its output is what a user
+sees) or the REST API as the cluster admin.
+"""
+
+from __future__ import annotations
+
+import copy
+import pathlib
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import yaml
+
+from tests.support.control_plane import ControlPlane, user_requests, write_kubeconfig
+
+T = TypeVar("T")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OPERATOR_USER = "system:serviceaccount:ome:ome-operator"
+WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
+
+ISVC = "ome.io/v1beta1/inferenceservices"
+SR = "ome.io/v1beta1/servingruntimes"
+CSR = "ome.io/v1beta1/clusterservingruntimes"
+BM = "ome.io/v1beta1/basemodels"
+CBM = "ome.io/v1beta1/clusterbasemodels"
+REPLICA = "ome.io/v1beta1/inferencereplicas"
+DEPLOYMENT = "apps/v1/deployments"
+SERVICE = "v1/services"
+PDB = "policy/v1/poddisruptionbudgets"
+LWS = "leaderworkerset.x-k8s.io/v1/leaderworkersets"
+EVENT = "v1/events"
+SECRET = "v1/secrets"
+VWC = "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+MWC = "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+CLUSTER_SCOPED = (CSR, CBM, VWC, MWC, "v1/namespaces")
+
+
+def eventually(check: Callable[[], T], timeout: float = 30.0, interval: float = 0.2) -> T:
+    """The first truthy result of ``check`` within ``timeout``; else the last failure."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = check()
+        except (AssertionError, KeyError, TypeError, IndexError):
+            if time.monotonic() > deadline:
+                raise
+        else:
+            if result:
+                return result
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not true within {timeout} s: {result!r}")
+        time.sleep(interval)
+
+
+def path(resource: str, namespace: str | None = None, name: str | None = None) -> str:
+    *group_version, plural = resource.split("/")
+    root = "/api/v1" if group_version == ["v1"] else "/apis/" + "/".join(group_version)
+    scoped = f"/namespaces/{namespace}" if namespace and resource not in CLUSTER_SCOPED else ""
+    return f"{root}{scoped}/{plural}" + (f"/{name}" if name else "")
+
+
+def webhook_configuration(port: int) -> dict[str, Any]:
+    """The shipped ValidatingWebhookConfiguration, each webhook called at 127.0.0.1:``port``
+    (never through a Service: its ClusterIP would be dialled)."""
+    shipped = ROOT / "manifests" / "webhook" / "validating-webhook-configuration.yaml"
+    config = yaml.safe_load(shipped.read_text(encoding="utf-8"))
+    for hook in config["webhooks"]:
+        service = hook["clientConfig"].pop("service")
+        hook["clientConfig"]["url"] = f"https://127.0.0.1:{port}{service['path']}"
+    return config
+
+
+@dataclass
+class Cluster:
+    plane: ControlPlane
+    folder: pathlib.Path
+    webhook_port: int
+    operator_kubeconfig: pathlib.Path
+
+    @classmethod
+    def install(cls, plane: ControlPlane, folder: pathlib.Path) -> Cluster:
+        """Apply ``manifests/`` (the webhook pointed at loopback), the operator configuration
+        and a LeaderWorkerSet CRD; a kubeconfig with a token of the operator's ServiceAccount."""
+        from tests.support.control_plane import free_port
+
+        manifests = ROOT / "manifests"
+        plane.kubectl(
+            "apply",
+            "-f",
+            str(manifests / "crds"),
+            "-f",
+            str(manifests / "rbac"),
+            "-f",
+            str(ROOT / "tests" / "controlplane" / "leaderworkerset-crd.yaml"),
+        )
+        plane.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+        plane.kubectl(
+            "apply",
+            "-f",
+            str(manifests / "operator"),
+            "-f",
+            str(ROOT / "config" / "inferenceservice-config.yaml"),
+        )
+        port = free_port()
+        plane.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(webhook_configuration(port)))
+        token = plane.token("ome-operator", "ome")
+        kubeconfig = write_kubeconfig(
+            folder / "operator.kubeconfig", plane.url, plane.ca_file, token
+        )
+        return cls(plane, folder, port, kubeconfig)
+
+    # -- reading and writing -----------------------------------------------------------------
+
+    def get(self, resource: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        status, found = self.plane.raw("GET", path(resource, namespace, name))
+        if status == 404:
+            return None
+        assert status == 200, f"GET {resource} {namespace}/{name}: HTTP {status}: {found}"
+        return found
+
+    def stored(self, resource: str, namespace: str | None, name: str) -> dict[str, Any]:
+        found = self.get(resource, namespace, name)
+        assert found is not None, f"no {resource} {namespace}/{name}"
+        return found
+
+    def list(
+        self, resource: str, namespace: str | None = None, selector: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The items, each with its kind and apiVersion (a real list leaves them out)."""
+        query = f"?labelSelector={selector}" if selector else ""
+        listed = self.plane.request("GET", path(resource, namespace) + query)
+        kind = listed["kind"].removesuffix("List")
+        return [
+            {"apiVersion": listed["apiVersion"], "kind": kind, **item} for item in listed["items"]
+        ]
+
+    def create(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        resource, namespace = resource_of(manifest), manifest["metadata"].get("namespace")
+        return self.plane.request("POST", path(resource, namespace), manifest)
+
+    def patch(
+        self, resource: str, namespace: str | None, name: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        return self.plane.request(
+            "PATCH",
+            path(resource, namespace, name),
+            body,
+            content_type="application/merge-patch+json",
+        )
+
+    def delete(self, resource: str, namespace: str | None, name: str) -> None:
+        status, answer = self.plane.raw("DELETE", path(resource, namespace, name))
+        assert status in (200, 202, 404), f"DELETE {resource} {namespace}/{name}: {answer}"
+
+    def apply(self, *manifests: dict[str, Any], check: bool = True) -> Any:
+        """``kubectl apply -f -`` as the admin: the webhook answers, kubectl prints it."""
+        text = yaml.safe_dump_all(list(manifests), sort_keys=False)
+        return self.plane.kubectl("apply", "-f", "-", stdin=text, check=check)
+
+    def namespace(self, name: str) -> None:
+        self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+    # -- what the operator did ---------------------------------------------------------------
+
+    def operator_requests(
+        self, mark: int = 0, verbs: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        return user_requests(self.plane.audit_since(mark), OPERATOR_USER, verbs)
+
+    def operator_writes(self, mark: int = 0, namespace: str | None = None) -> list[str]:
+        """``verb resource namespace/name`` of every write the operator sent since ``mark``."""
+        found = []
+        for record in self.operator_requests(mark, WRITE_VERBS):
+            ref = record.get("objectRef") or {}
+            if namespace is not None and ref.get("namespace") != namespace:
+                continue
+            if ref.get("resource") == "events":
+                where = f"{ref.get('namespace')}"
+            else:
+                where = f"{ref.get('namespace')}/{ref.get('name')}"
+            resource = ref.get("resource", "") + (
+                f"/{ref['subresource']}" if ref.get("subresource") else ""
+            )
+            found.append(f"{record['verb']} {resource} {where}")
+        return found
+
+    def quiet_writes(self, namespace: str, window: float = 4.0) -> list[str]:
+        """The operator's writes in ``namespace`` during ``window`` seconds from now."""
+        mark = self.plane.audit_mark()
+        time.sleep(window)
+        return self.operator_writes(mark, namespace)
+
+    def service_references(self) -> list[str]:
+        """Webhook configurations in the cluster that would make the API server dial a Service."""
+        found = []
+        for resource in (VWC, MWC):
+            for config in self.list(resource):
+                for hook in config.get("webhooks") or []:
+                    if "service" in (hook.get("clientConfig") or {}):
+                        found.append(f"{config['metadata']['name']}/{hook['name']}")
+        return found
+
+
+def resource_of(manifest: dict[str, Any]) -> str:
+    plural = {
+        "InferenceService": "inferenceservices",
+        "ServingRuntime": "servingruntimes",
+        "ClusterServingRuntime": "clusterservingruntimes",
+        "BaseModel": "basemodels",
+        "ClusterBaseModel": "clusterbasemodels",
+        "Deployment": "deployments",
+        "Service": "services",
+        "Secret": "secrets",
+        "Namespace": "namespaces",
+        "AcceleratorClass": "acceleratorclasses",
+    }[manifest["kind"]]
+    return f"{manifest['apiVersion']}/{plural}"
+
+
+def owners(obj: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """(kind, name, controller) of each owner reference."""
+    return [
+        (ref["kind"], ref["name"], bool(ref.get("controller")))
+        for ref in obj["metadata"].get("ownerReferences") or []
+    ]
+
+
+def names(objects: Iterable[dict[str, Any]]) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in objects)
+
+
+def scrubbed(obj: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy without the fields the server writes for itself."""
+    copied = copy.deepcopy(obj)
+    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
+        copied.get("metadata", {}).pop(key, None)
+    return copied
