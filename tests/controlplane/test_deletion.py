@@ -58,9 +58,11 @@ def test_orphaned_workloads_are_left_alone(cluster, namespace, operator):
 
     eventually(lambda: cluster.get(ISVC, namespace, "chat") is None)
     orphans = eventually(
-        lambda: (found := owned(cluster, namespace, "chat"))
-        and all(owners(o) == [] for o in found)
-        and found
+        lambda: (
+            (found := owned(cluster, namespace, "chat"))
+            and all(owners(o) == [] for o in found)
+            and found
+        )
     )
     assert len(orphans) == 4
     assert cluster.quiet_writes(namespace, 3.0) == []

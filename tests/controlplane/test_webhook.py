@@ -179,7 +179,8 @@ def test_a_certificate_near_its_end_is_renewed_and_the_ca_bundle_follows(cluster
         left = certificate.not_valid_after_utc - datetime.datetime.now(datetime.UTC)
         assert datetime.timedelta(days=364) < left <= datetime.timedelta(days=365)
         assert _denial(cluster, isvc(namespace, model=None))[0] == 1
-        renewals = [r for r in process.records() if r["message"] == "Renewed the webhook certificate"]
+        renewed_logs = "Renewed the webhook certificate"
+        renewals = [r for r in process.records() if r["message"] == renewed_logs]
         assert [r["because"].split(" at ")[0] for r in renewals] == ["it expires"]
     finally:
         assert process.stop() == 0

@@ -46,9 +46,11 @@ def test_each_mode_gets_its_workloads_owned_by_the_inference_service(
     (created,) = seed(cluster, namespace, isvc(namespace, **spec), engine_config=engine_config)
 
     objects = eventually(
-        lambda: (found := owned(cluster, namespace, "chat"))
-        and kinds_and_names(found) == WORKLOADS[mode]
-        and found
+        lambda: (
+            (found := owned(cluster, namespace, "chat"))
+            and kinds_and_names(found) == WORKLOADS[mode]
+            and found
+        )
     )
     reference = {
         "apiVersion": "ome.io/v1beta1",
