@@ -132,3 +132,47 @@ def test_existing_finds_owned_objects_and_same_named_budgets_of_anyone() -> None
         ("Deployment", "chat-engine"): deployment,
         ("PodDisruptionBudget", "chat-router"): foreign_budget,
     }
+
+
+@pytest.mark.parametrize(
+    ("batches", "written", "expected"),
+    [
+        pytest.param(
+            [[listed(obj("a", "5"))]],
+            obj("a", "7"),
+            "7",
+            id="an own patch newer than the watch's version is what the next pass reads",
+        ),
+        pytest.param(
+            [[listed(obj("a", "5"))], [Changed("MODIFIED", obj("a", "9"))]],
+            obj("a", "7"),
+            "9",
+            id="a newer version the watch already showed is kept",
+        ),
+        pytest.param(
+            [[listed(obj("a", "5"))], [Changed("DELETED", obj("a", "8"))]],
+            obj("a", "7"),
+            None,
+            id="an object the watch showed deleted stays deleted",
+        ),
+        pytest.param([[listed()]], obj("a", "7"), None, id="a create waits for the watch"),
+        pytest.param(
+            [[listed(obj("a", "x5"))]],
+            obj("a", "x7"),
+            "x5",
+            id="versions that are not integers are left to the watch",
+        ),
+    ],
+)
+def test_own_writes_refresh_the_cache_only_when_newer(
+    batches: list[list[Any]], written: dict[str, Any], expected: str | None
+) -> None:
+    cache, seen = reported(batches)
+    before = list(seen)
+
+    cache.wrote(written)
+
+    found = cache.named("default", "a")
+    assert (found["metadata"]["resourceVersion"] if found else None) == expected
+    assert seen == before  # nothing reported: it is the operator's own write
+    assert list(cache.owned_by("default", "chat").values()) == ([found] if found else [])

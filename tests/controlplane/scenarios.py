@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from tests.builders import isvc_manifest, model_manifest, runtime_manifest
-from tests.support.installed_cluster import ISVC, OPERATOR_USER, Cluster, eventually
+from tests.support.installed_cluster import ISVC, OPERATOR_USER, WRITE_VERBS, Cluster, eventually
 
 MODE = "ome.io/deploymentMode"
 OWNER_LABEL = "ome.io/inferenceservice"
@@ -119,13 +119,21 @@ def status(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
     return cluster.stored(ISVC, namespace, name).get("status") or {}
 
 
-def converged(cluster: Cluster, namespace: str, quiet: float = 2.0, timeout: float = 60.0) -> None:
-    """Wait until the operator sent no write in ``namespace`` for ``quiet`` seconds."""
+def converged(cluster: Cluster, namespace: str, quiet: float = 2.0, timeout: float = 90.0) -> None:
+    """Wait until nobody (the operator, the Deployment and ReplicaSet controllers, the garbage
+    collector) wrote in ``namespace`` for ``quiet`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not cluster.quiet_writes(namespace, quiet):
+        mark = cluster.plane.audit_mark()
+        time.sleep(quiet)
+        if not [
+            r
+            for r in cluster.plane.audit_since(mark)
+            if r.get("verb") in WRITE_VERBS
+            and (r.get("objectRef") or {}).get("namespace") == namespace
+        ]:
             return
-    raise AssertionError(f"the operator kept writing in {namespace}")
+    raise AssertionError(f"writes in {namespace} went on for {timeout} s")
 
 
 def operator_statuses(cluster: Cluster, mark: int, namespace: str) -> list[int]:

@@ -79,11 +79,14 @@ def test_deleting_a_namespace_removes_everything_without_a_storm_of_403s(
 
     eventually(lambda: cluster.get("v1/namespaces", None, namespace) is None, timeout=90)
     refused = [code for code in operator_statuses(cluster, mark, namespace) if code == 403]
-    # A pass already under way may meet the terminating namespace once; none is retried.
-    assert len(refused) <= 3, refused
+    # The first refusal parks the namespace: only passes already under way (one per worker, 4)
+    # can meet it too, and none is retried.
+    assert len(refused) <= 4, refused
     assert operator.alive()
+    # No write failure is logged (the models going first may be, as for any missing model).
     assert [
         r
         for r in operator.records()
-        if r.get("severity") == "error" and r.get("namespace") == namespace
+        if r.get("message") == "Failed to write InferenceService workloads"
+        and r.get("namespace") == namespace
     ] == []

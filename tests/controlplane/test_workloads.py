@@ -131,4 +131,8 @@ def test_a_router_in_multinode_fails_its_component_with_a_log_line_and_no_event(
         ]
     )
     assert records[0]["component"] == "router"
-    assert cluster.list("v1/events", namespace) == []
+    assert [
+        e
+        for e in cluster.list("v1/events", namespace)
+        if e["involvedObject"]["kind"] == "InferenceService"
+    ] == []

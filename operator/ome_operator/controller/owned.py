@@ -36,6 +36,13 @@ def _owner(obj: Mapping[str, Any]) -> str | None:
     return ((obj.get("metadata") or {}).get("labels") or {}).get(OWNER_LABEL)
 
 
+def _newer(version: str | None, than: str | None) -> bool:
+    try:
+        return int(version or "") > int(than or "")
+    except ValueError:
+        return False
+
+
 class KindCache:
     """One kind's objects as the watch last showed them: by name, and by owner."""
 
@@ -57,6 +64,18 @@ class KindCache:
 
     def owned_by(self, namespace: str, isvc: str) -> Mapping[str, Mapping[str, Any]]:
         return self._by_owner.get((namespace, isvc), {})
+
+    def wrote(self, obj: Mapping[str, Any]) -> None:
+        """``obj`` as a patch of this operator's returned it: it replaces the cached version when
+        it is newer, so a pass before the watch catches up does not patch the same thing again.
+
+        Only a patch, and only over an older cached version: an object the watch has shown
+        deleted (or not yet shown) stays as the watch says. Versions compare as integers, as
+        etcd-backed servers issue them; any other form is left to the watch.
+        """
+        old = self._by_name.get(_key(obj))
+        if old is not None and _newer(resource_version(obj), resource_version(old)):
+            self._change(obj, deleted=False, report=False)
 
     def apply(self, batch: Iterable[Message]) -> None:
         for message in batch:
@@ -115,6 +134,11 @@ class OwnedObjects:
     def _report(self, namespace: str, owner: str, obj: Mapping[str, Any], deleted: bool) -> None:
         if self.on_change is not None:
             self.on_change(namespace, owner, obj, deleted)
+
+    def wrote(self, obj: Mapping[str, Any]) -> None:
+        cache = self.caches.get(obj.get("kind", ""))
+        if cache is not None:
+            cache.wrote(obj)
 
     def existing(
         self, namespace: str, isvc: str, budget_names: Iterable[str]

@@ -67,6 +67,9 @@ class Controller:
     _modes: dict[Key, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     _mode_counts: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
     _unresolved: set[Key] = field(default_factory=set)
+    #: Namespaces the API server answered NamespaceTerminating for: their InferenceServices are
+    #: not reconciled again (their deletion events follow); forgotten with the last of them.
+    _terminating: set[str] = field(default_factory=set)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     #: (kind, namespace, name) -> resourceVersion of the object as this controller last wrote it.
     _own_writes: dict[tuple[Any, Any, Any], Any] = field(default_factory=dict)
@@ -93,6 +96,8 @@ class Controller:
             self._unresolved.discard(key)
             self.metrics.set_unresolved(len(self._unresolved))
             self.queue.forget(key)
+            if key[0] in self._terminating and not any(k[0] == key[0] for k in self.isvcs):
+                self._terminating.discard(key[0])
             return
         self.isvcs[key] = dict(body)
         self.queue.add(key)
@@ -161,7 +166,7 @@ class Controller:
     async def process(self, key: Key) -> bool:
         """Reconcile one InferenceService; True when it must be retried with backoff."""
         body = self.isvcs.get(key)
-        if body is None:
+        if body is None or key[0] in self._terminating:
             return False
         started = time.monotonic()
         try:
@@ -200,6 +205,7 @@ class Controller:
         except ApiError as exc:
             if "NamespaceTerminating" in exc.causes:
                 # Its InferenceServices go with it: their deletion events end this, not a retry.
+                self._terminating.add(key[0])
                 logger.info(
                     "Namespace is being deleted; InferenceService not reconciled",
                     extra={"namespace": key[0], "inferenceService": key[1]},
@@ -265,6 +271,8 @@ class Controller:
                 if version is not None:
                     self._own_writes[identity] = version
                 seen = self._unconfirmed.pop(identity, _UNSEEN)
+            if written is not None and current is not None:
+                self._loop.call_soon_threadsafe(self.caches.objects.wrote, written)
             if seen is not _UNSEEN and (version is None or seen != version):
                 self._loop.call_soon_threadsafe(self.requeue_owner, *key)
 

@@ -111,6 +111,9 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     options: RunOptions = memo.get("options") or RunOptions()
     settings.posting.enabled = False  # events are the controller's, with their own source
     settings.peering.standalone = True
+    # The ome.io CRDs are installed before the operator: no CRD or namespace watch (and no RBAC
+    # for one) to discover them later.
+    settings.scanning.disabled = True
     settings.networking.request_timeout = 60
     settings.persistence.diffbase_storage = NoDiffBase()
     if memo.get("controller") is None:

@@ -1,0 +1,115 @@
+"""Least privilege, proven on the audit log: a full run (start-up with no certificate, every mode,
+changes, removed components, events, a renewal) is refused nothing, and uses every grant of the
+shipped ClusterRole and Role."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from typing import Any
+
+import pytest
+import yaml
+
+from ome_operator.cluster.serving_certificates import issue_certificate
+from ome_operator.handlers.certificates import webhook_hosts
+from ome_operator.settings import RunOptions
+from tests.builders import entry
+from tests.controlplane.conftest import start_operator
+from tests.controlplane.scenarios import MULTINODE, RUNNER, converged, isvc, owned, runtime, seed
+from tests.support.installed_cluster import EVENT, ISVC, ROOT, SECRET, Cluster, eventually
+from tests.support.rbac_rules import Grant, allows, grants
+
+pytestmark = pytest.mark.controlplane
+
+SECRET_NAME = "ome-webhook-server-cert"
+#: Checked by the OwnerReferencesPermissionEnforcement admission plugin on each create that sets
+#: blockOwnerDeletion, not sent as a request: the absence of 403s on those creates proves it.
+AUTHORIZED_NOT_REQUESTED = {("ome.io", "inferenceservices/finalizers", "update", None)}
+
+
+def _shipped_grants() -> set[Grant]:
+    found: set[Grant] = set()
+    for name in ("cluster-role.yaml", "role.yaml"):
+        role = yaml.safe_load((ROOT / "manifests" / "rbac" / name).read_text(encoding="utf-8"))
+        found |= grants(role["rules"])
+    return found
+
+
+def _request_grant(record: dict[str, Any]) -> Grant | None:
+    ref = record.get("objectRef")
+    if not ref or "resource" not in ref:
+        return None  # discovery and other non-resource URLs
+    resource = ref["resource"] + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+    return (ref.get("apiGroup", ""), resource, record["verb"], ref.get("name"))
+
+
+def _component_specs(namespace: str) -> list[dict[str, Any]]:
+    """Each workload kind, for an engine and a decoder that is removed later."""
+    return [
+        isvc(namespace, "raw", decoder={"runner": RUNNER}),
+        isvc(namespace, "native", deploymentMode="OMENative", decoder={"runner": RUNNER}),
+        isvc(namespace, "multi", decoder=MULTINODE),
+        # A named runtime that does not declare the model's format: admitted with a warning,
+        # and the controller posts its RuntimeCompatibilityAdvisory event.
+        isvc(namespace, "advised", runtime={"name": "onnx", "kind": "ServingRuntime"}),
+    ]
+
+
+def _expire_the_certificate(cluster: Cluster) -> None:
+    old = issue_certificate(
+        webhook_hosts(RunOptions()),
+        datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=350),
+    )
+    cert, key = base64.b64encode(old.cert).decode(), base64.b64encode(old.key).decode()
+    cluster.patch(
+        SECRET, "ome", SECRET_NAME, {"data": {"tls.crt": cert, "tls.key": key, "ca.crt": cert}}
+    )
+
+
+def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace):
+    mark = cluster.plane.audit_mark()
+    cluster.delete(SECRET, "ome", SECRET_NAME)  # the first start issues the certificate
+
+    first = start_operator(cluster, "rbac-first")
+    try:
+        onnx = runtime(namespace, "onnx")
+        onnx["spec"]["supportedModelFormats"] = [entry("onnx")]
+        cluster.apply(onnx)
+        seed(cluster, namespace, *_component_specs(namespace))
+        eventually(
+            lambda: [
+                e
+                for e in cluster.list(EVENT, namespace)
+                if e["involvedObject"]["name"] == "advised"
+            ]
+        )
+        for name, count in (("raw", 7), ("native", 9), ("multi", 6)):
+            eventually(lambda name=name, count=count: len(owned(cluster, namespace, name)) == count)
+        converged(cluster, namespace)
+        for name in ("raw", "native", "multi"):  # labels patch each object; the decoder goes
+            cluster.plane.kubectl("label", "isvc", name, "-n", namespace, "team=a")
+            cluster.patch(ISVC, namespace, name, {"spec": {"decoder": None}})
+        for name, count in (("raw", 4), ("native", 5), ("multi", 4)):
+            eventually(lambda name=name, count=count: len(owned(cluster, namespace, name)) == count)
+    finally:
+        assert first.stop() == 0
+    _expire_the_certificate(cluster)
+    second = start_operator(cluster, "rbac-renewal")
+    assert second.stop() == 0
+
+    records = cluster.operator_requests(mark)
+    refused = [
+        f"{r['verb']} {r['requestURI']}"
+        for r in records
+        if r.get("responseStatus", {}).get("code") == 403
+    ]
+    assert refused == []
+    used = {g for g in map(_request_grant, records) if g is not None}
+    shipped = _shipped_grants()
+    unused = {
+        grant
+        for grant in shipped - AUTHORIZED_NOT_REQUESTED
+        if not any(allows({grant}, *request) for request in used)
+    }
+    assert unused == set()

@@ -1,0 +1,53 @@
+"""Restarts: of the API server under a running operator (watches resume or relist), and of the
+operator over a converged cluster (it writes nothing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.controlplane.conftest import start_operator
+from tests.controlplane.scenarios import admitted, converged, isvc, owned, seed, status
+from tests.support.installed_cluster import ISVC, eventually
+
+pytestmark = pytest.mark.controlplane
+
+
+def test_the_operator_carries_on_after_an_api_server_restart(cluster, namespace, operator):
+    seed(cluster, namespace, isvc(namespace))
+    eventually(lambda: len(owned(cluster, namespace, "chat")) == 4)
+    converged(cluster, namespace)
+
+    cluster.plane.restart_apiserver(grace=5)
+
+    # A change made after the restart reaches the operator through its resumed watches...
+    cluster.patch(ISVC, namespace, "chat", {"spec": {"engine": {"minReplicas": 2}}})
+    eventually(lambda: status(cluster, namespace, "chat").get("observedGeneration") == 2, 60)
+    # ...and so does a new InferenceService, admitted by its webhook.
+    admitted(cluster, isvc(namespace, "after"), timeout=60)
+    eventually(lambda: len(owned(cluster, namespace, "after")) == 4, 60)
+    assert operator.alive()
+    converged(cluster, namespace)
+    assert cluster.quiet_writes(namespace, 3.0) == []
+
+
+def test_a_restarted_operator_writes_nothing_over_a_converged_cluster(cluster, namespace):
+    first = start_operator(cluster, "before-restart")
+    try:
+        seed(
+            cluster,
+            namespace,
+            isvc(namespace),
+            isvc(namespace, "native", deploymentMode="OMENative"),
+        )
+        eventually(lambda: len(owned(cluster, namespace, "native")) == 5)
+        converged(cluster, namespace)
+    finally:
+        assert first.stop() == 0
+    mark = cluster.plane.audit_mark()
+
+    second = start_operator(cluster, "after-restart")
+    try:
+        assert cluster.quiet_writes(namespace, 5.0) == []
+        assert cluster.operator_writes(mark, namespace) == []
+    finally:
+        assert second.stop() == 0
