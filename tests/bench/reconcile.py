@@ -14,7 +14,12 @@ Prints, as its last lines:
 
 Targets: 0 list requests per reconcile, ratio <= 2. Not part of the tests:
 
-    python tests/bench/reconcile.py [--isvcs 1000] [--runtimes 200] [--workers 4]
+    python tests/bench/reconcile.py [--isvcs 1000] [--runtimes 200] [--workers 4] [--controlplane]
+
+``--controlplane`` runs both phases against the real control plane of the test tier instead
+(a fresh one per phase, built by tests/controlplane/build.sh; its webhook configuration removed,
+so that both phases write alike). The operator then authenticates with the token of its shipped
+ServiceAccount; requests are counted from the API server's audit log, by the operator's user.
 
 ``BENCH_EMULATOR_SCRIPT`` may name another script to start the emulator with (a profiler
 wrapper, for instance).
@@ -44,6 +49,8 @@ from kubernetes import client as k8s_client  # noqa: E402
 
 from ome_operator.cluster.api import KubeApi  # noqa: E402
 from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest  # noqa: E402
+from tests.support.control_plane import ControlPlane, build_binaries  # noqa: E402
+from tests.support.installed_cluster import OPERATOR_USER, VWC, Cluster  # noqa: E402
 from tests.support.kube_access import write_kubeconfig  # noqa: E402
 from tests.support.operator_run import RunningOperator, running_operator  # noqa: E402
 
@@ -158,8 +165,68 @@ class _Emulator:
         self.cpu_seconds = final.get("cpu-seconds", 0.0)
 
 
+#: Audit verbs as the emulator's request-log keys name them.
+_VERBS = {"get": "GET", "list": "LIST", "watch": "WATCH", "create": "CREATE", "delete": "DELETE"}
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _ControlPlane:
+    """A fresh real control plane with the operator's manifests installed; the same interface
+    as ``_Emulator``: ``api`` (the bench's client, as the admin), ``counts()`` (the operator's
+    requests so far, from the audit log) and ``cpu_seconds`` (API server and etcd)."""
+
+    def __init__(self, tmp: pathlib.Path) -> None:
+        self.tmp = tmp
+
+    async def __aenter__(self) -> _ControlPlane:
+        folder = pathlib.Path(tempfile.mkdtemp(dir=self.tmp, prefix="controlplane-"))
+        self.plane = ControlPlane(folder, build_binaries())
+        await asyncio.to_thread(self.plane.start)
+        cluster = await asyncio.to_thread(Cluster.install, self.plane, folder)
+        self.plane.request("DELETE", f"/apis/{VWC}/ome-webhook-server")
+        for namespace in NAMESPACES:
+            cluster.namespace(namespace)
+        kubernetes.config.kube_config.KUBE_CONFIG_DEFAULT_LOCATION = str(
+            cluster.operator_kubeconfig
+        )
+        os.environ["KUBECONFIG"] = str(cluster.operator_kubeconfig)
+        configuration = k8s_client.Configuration()
+        kubernetes.config.load_kube_config(
+            str(self.plane.admin_kubeconfig), client_configuration=configuration
+        )
+        configuration.connection_pool_maxsize = 16
+        self.api = KubeApi(k8s_client.ApiClient(configuration))
+        self._pids = [
+            p.popen.pid for n, p in self.plane._processes.items() if n != "kube-controller-manager"
+        ]
+        return self
+
+    async def counts(self) -> collections.Counter[str]:
+        records = await asyncio.to_thread(self.plane.audit_since, 0)
+        found: collections.Counter[str] = collections.Counter()
+        for record in records:
+            if record.get("user", {}).get("username") == OPERATOR_USER:
+                verb = _VERBS.get(record["verb"], "UPDATE")
+                found[f"{verb} {(record.get('objectRef') or {}).get('resource', '')}"] += 1
+        return found
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.cpu_seconds = sum(_cpu_seconds(pid) for pid in self._pids)
+        await asyncio.to_thread(self.plane.stop)
+
+
 def _all(api: KubeApi, path: str) -> list[dict[str, Any]]:
-    return api.request("GET", path).get("items") or []
+    """The items, each with its kind and apiVersion (a real API server leaves them out)."""
+    listed = api.request("GET", path)
+    kind = {
+        "kind": listed.get("kind", "").removesuffix("List"),
+        "apiVersion": listed.get("apiVersion"),
+    }
+    return [{**kind, **item} for item in listed.get("items") or []]
 
 
 def _converged(operator: RunningOperator, expected: int) -> bool:
@@ -183,18 +250,28 @@ def _owned(api: KubeApi) -> list[dict[str, Any]]:
 
 
 def _plain(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as a client would write it anew: no status, no owner (whose uid is another
+    server's: a real garbage collector would delete it), no allocated cluster IP."""
     meta = {
         k: v
         for k, v in obj["metadata"].items()
-        if k in ("name", "namespace", "labels", "annotations", "ownerReferences")
+        if k in ("name", "namespace", "labels", "annotations")
     }
-    return {**{k: v for k, v in obj.items() if k not in ("metadata", "status")}, "metadata": meta}
+    plain = {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+    if "spec" in plain:
+        drop = ("clusterIP", "clusterIPs")
+        plain["spec"] = {k: v for k, v in plain["spec"].items() if k not in drop}
+    return {**plain, "metadata": meta}
+
+
+def _server(options: argparse.Namespace, tmp: pathlib.Path) -> _Emulator | _ControlPlane:
+    return _ControlPlane(tmp) if options.controlplane else _Emulator(tmp)
 
 
 async def _operator_phase(
     options: argparse.Namespace, tmp: pathlib.Path
 ) -> tuple[float, dict[str, Any]]:
-    async with _Emulator(tmp) as emulator:
+    async with _server(options, tmp) as emulator:
         api = emulator.api
         seeds = [_model(), *_runtimes(options.runtimes)]
         await asyncio.to_thread(_create_all, api, seeds, options.workers)
@@ -223,7 +300,7 @@ async def _operator_phase(
             (i["metadata"]["namespace"], i["metadata"]["name"]): i.get("status") or {}
             for i in await asyncio.to_thread(_all, api, "/apis/ome.io/v1beta1/inferenceservices")
         }
-    print(f"emulator cpu (operator phase, incl. seeding): {emulator.cpu_seconds:.1f} s")
+    print(f"api server cpu (operator phase, incl. seeding): {emulator.cpu_seconds:.1f} s")
     requests = sum(n for key, n in window.items() if not key.startswith("WATCH"))
     lists = sum(n for key, n in window.items() if key.startswith("LIST"))
     writes = sum(n for key, n in window.items() if key.split()[0] in ("CREATE", "UPDATE", "DELETE"))
@@ -241,7 +318,7 @@ async def _operator_phase(
 async def _bare_phase(
     options: argparse.Namespace, tmp: pathlib.Path, stats: dict[str, Any]
 ) -> float:
-    async with _Emulator(tmp) as emulator:
+    async with _server(options, tmp) as emulator:
         api = emulator.api
         seeds = [_model(), *_runtimes(options.runtimes)]
         await asyncio.to_thread(_create_all, api, seeds, options.workers)
@@ -255,7 +332,7 @@ async def _bare_phase(
         await asyncio.to_thread(_create_all, api, stats["objects"], options.workers)
         await asyncio.to_thread(_patch_statuses, api, statuses, options.workers)
         bare = time.perf_counter() - started
-    print(f"emulator cpu (bare phase, incl. seeding): {emulator.cpu_seconds:.1f} s")
+    print(f"api server cpu (bare phase, incl. seeding): {emulator.cpu_seconds:.1f} s")
     return bare
 
 
@@ -264,7 +341,11 @@ async def _main(options: argparse.Namespace) -> None:
         converge, stats = await _operator_phase(options, pathlib.Path(tmp))
         bare = await _bare_phase(options, pathlib.Path(tmp), stats)
     reconciles = max(stats["reconciles"], 1)
-    print(f"isvcs: {options.isvcs}, runtimes: {options.runtimes}, workers: {options.workers}")
+    server = "real control plane" if options.controlplane else "emulator"
+    print(
+        f"isvcs: {options.isvcs}, runtimes: {options.runtimes}, workers: {options.workers}, "
+        f"api server: {server}"
+    )
     print(
         f"reconciles: {int(stats['reconciles'])}, operator requests: {stats['requests']} "
         f"(writes: {stats['writes']}, watches not counted)"
@@ -281,6 +362,9 @@ def main() -> None:
     parser.add_argument("--isvcs", type=int, default=1000)
     parser.add_argument("--runtimes", type=int, default=200)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument(
+        "--controlplane", action="store_true", help="against the real control plane"
+    )
     asyncio.run(_main(parser.parse_args()))
 
 
