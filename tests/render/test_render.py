@@ -93,6 +93,10 @@ CASE_PARAMS = [
         id="the inferenceservice-config ConfigMap changes replicas and budget defaults",
     ),
     pytest.param(
+        "names-the-server-would-refuse",
+        id="names that cannot name Services or be label values are denied, nothing rendered",
+    ),
+    pytest.param(
         "operator-config-invalid",
         id="an unusable budget configuration stalls every reconcile with an error log",
     ),
