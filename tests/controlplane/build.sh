@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the test control plane (kube-apiserver, kube-controller-manager, etcd) from the Go
-# module in build/ into a cache folder keyed by the Kubernetes version and the module's pins,
+# module in go/ into a cache folder keyed by the Kubernetes version and the module's pins,
 # and prints that folder. A no-op (well under a second) when the binaries are there.
 #
 #   OME_CONTROLPLANE_CACHE   where the keyed folders live (default ~/.cache/ome-operator/controlplane)
@@ -8,7 +8,7 @@
 #                            or Go 1.27 with GOEXPERIMENT=nojsonv2, which this script sets
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-module="$here/build"
+module="$here/go"
 go=${OME_CONTROLPLANE_GO:-go}
 version=$(sed -n 's/^require k8s.io\/kubernetes \(v[0-9.]*\)$/\1/p; s/^\tk8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$module/go.mod" | head -n 1)
 [ -n "$version" ] || { echo "error: no k8s.io/kubernetes version in $module/go.mod" >&2; exit 1; }
