@@ -41,6 +41,12 @@ def kubeconfig(
     return path
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Control-plane tests run last: the rest of the run does not share the machine's two
+    cores with an API server, etcd and a controller manager."""
+    items.sort(key=lambda item: item.get_closest_marker("controlplane") is not None)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Build the control plane before any test runs (outside every test's timeout): about 4-10
     minutes the first time on a machine, nothing once it is cached."""

@@ -28,7 +28,7 @@ tmp="$out.partial"
 rm -rf "$tmp"; mkdir -p "$tmp"
 echo "building the control plane $version into $out (first time: about 8-12 minutes, 2-3 GB of memory)" >&2
 cd "$module"
-export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local
+export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 case "$("$go" env GOVERSION)" in go1.2[7-9]*|go1.[3-9]*) export GOEXPERIMENT=nojsonv2 ;; esac
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2)"
 "$go" build -trimpath -ldflags "$ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver

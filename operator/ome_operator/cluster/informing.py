@@ -187,6 +187,11 @@ class Informer:
         response = self._api.open_stream(self.path, query, read_timeout=self._watch_seconds + 30)
         self._response = response
         try:
+            if self._stopped.is_set():
+                # stop() came while the request was under way and found no response to break
+                # off: break it off here, or the stream would hold its connection until it ends.
+                response.shutdown()
+                return True
             pending = b""
             for chunk in response.stream(2**16):
                 pending += chunk
