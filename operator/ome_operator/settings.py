@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, fields
 
-__all__ = ["RunOptions", "parse_bind_address"]
+__all__ = ["RunOptions", "RunOptionsError", "parse_bind_address", "run_option_problems"]
+
+
+class RunOptionsError(ValueError):
+    """A flag of ``ome-operator run`` that cannot work; the message names the flag and value."""
 
 
 @dataclass(frozen=True)
@@ -34,9 +39,45 @@ class RunOptions:
     workers: int = 4
 
 
-def parse_bind_address(address: str) -> tuple[str, int] | None:
+def parse_bind_address(
+    address: str, flag: str = "--metrics-bind-address"
+) -> tuple[str, int] | None:
     """``":8080"`` → ("0.0.0.0", 8080); ``"127.0.0.1:9"`` → ("127.0.0.1", 9); ``"0"`` → None."""
     if address in ("0", ""):
         return None
-    host, _, port = address.rpartition(":")
+    host, colon, port = address.rpartition(":")
+    if not colon or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise RunOptionsError(
+            f'{flag} "{address}" is not HOST:PORT or :PORT with a port from 1 to 65535 '
+            "(or 0 to disable)"
+        )
     return (host or "0.0.0.0", int(port))
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def run_option_problems(options: RunOptions) -> list[str]:
+    """Why ``options`` cannot run, one sentence per flag, in flag order (empty: they can)."""
+    problems: list[str] = []
+    for option in fields(options):
+        name, value = option.name, getattr(options, option.name)
+        if name in ("metrics_bind_address", "health_probe_bind_address"):
+            try:
+                parse_bind_address(value, _flag(name))
+            except RunOptionsError as exc:
+                problems.append(str(exc))
+        elif name == "webhook_port" and not 1 <= value <= 65535:
+            problems.append(f"--webhook-port must be from 1 to 65535 (got {value})")
+        elif name == "workers" and value < 1:
+            problems.append(f"--workers must be at least 1 (got {value})")
+        elif name == "config_cache_ttl" and not value > 0:
+            problems.append(f"--config-cache-ttl must be more than 0 seconds (got {value:g})")
+        elif name == "webhook_cert_dir" and value is not None:
+            missing = [
+                f for f in ("tls.crt", "tls.key") if not os.path.isfile(os.path.join(value, f))
+            ]
+            if missing:
+                problems.append(f'--webhook-cert-dir "{value}" has no {" or ".join(missing)}')
+    return problems

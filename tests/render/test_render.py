@@ -272,6 +272,17 @@ SAMPLES_SUMMARY = [
             'must be a string (got {"replicas": 2})',
             id="a ConfigMap value that is not a string",
         ),
+    ],
+)
+def test_bad_input_is_an_error_without_a_traceback(
+    argv: tuple[str, ...], stdin: str, message: str
+) -> None:
+    assert render(*argv, stdin=stdin) == (1, "", f"error: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "stdin", "message"),
+    [
         pytest.param(
             (),
             "",
@@ -292,10 +303,10 @@ SAMPLES_SUMMARY = [
         ),
     ],
 )
-def test_bad_input_is_an_error_without_a_traceback(
+def test_a_usage_error_exits_2_as_argparse_does(
     argv: tuple[str, ...], stdin: str, message: str
 ) -> None:
-    assert render(*argv, stdin=stdin) == (1, "", f"error: {message}\n")
+    assert render(*argv, stdin=stdin) == (2, "", f"error: {message}\n")
 
 
 def test_objects_that_cannot_be_stored_are_ignored() -> None:

@@ -1,12 +1,15 @@
 """What both command-line tools share: usage errors, the parser, and the ``error:`` edge.
 
 Errors never leave as tracebacks: a known error prints ``error: <message>`` on stderr and the
-command exits 1 (never argparse's 2).
+command exits 1; a usage error exits ``usage_status`` (kubectl-ome: 1, S12.3; ome-operator: 2,
+argparse's). A reader that closes the pipe (``| head -1``) ends the command quietly (141, as
+SIGPIPE would); Ctrl-C exits 130, also without a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
@@ -31,14 +34,35 @@ def run_command(
     argv: Sequence[str] | None,
     errors: tuple[type[Exception], ...],
     *,
+    usage_status: int = 1,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Parse ``argv`` and run; ``errors`` (and UsageError) print as ``error: ...``, exit 1."""
+    """Parse ``argv`` and run; ``errors`` print as ``error: ...`` (exit 1), a UsageError too
+    (exit ``usage_status``)."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     try:
         return run(parser.parse_args(argv), stdin, stdout, stderr)
-    except (UsageError, *errors) as exc:
+    except UsageError as exc:
+        print(f"error: {exc}", file=stderr)
+        return usage_status
+    except errors as exc:
         print(f"error: {exc}", file=stderr)
         return 1
+    except BrokenPipeError:
+        _silence(stdout)
+        return 141
+    except KeyboardInterrupt:
+        return 130
+
+
+def _silence(stdout: TextIO) -> None:
+    """Point the closed stdout at /dev/null, so that the interpreter's last flush is quiet."""
+    try:
+        descriptor = stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, descriptor)
+    os.close(devnull)

@@ -15,7 +15,7 @@ from typing import TextIO
 from ..cluster.manifests import ManifestError, load_manifests
 from ..core.operator_config import ConfigError
 from ..models import InvalidResourceError
-from ..settings import RunOptions, parse_bind_address
+from ..settings import RunOptions, parse_bind_address, run_option_problems
 from .commands import Parser, UsageError, run_command
 from .render import format_report, render_report
 
@@ -103,10 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class NoClusterError(RuntimeError):
+    """``run`` found no credentials for a cluster (in-cluster or a kubeconfig)."""
+
+
 def _run(args: argparse.Namespace) -> int:
     import kopf  # the operator's dependencies load only for `run`
 
     from .. import handlers  # noqa: F401  (registers the handlers)
+    from ..handlers.startup import credentials_problem
 
     options = RunOptions(
         namespaces=tuple(args.namespaces),
@@ -122,6 +127,12 @@ def _run(args: argparse.Namespace) -> int:
         config_cache_ttl=args.config_cache_ttl,
         workers=args.workers,
     )
+    problems = run_option_problems(options)
+    if problems:
+        raise UsageError("; ".join(problems))
+    problem = credentials_problem()
+    if problem is not None:
+        raise NoClusterError(problem)
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[args.log_format.upper()])
     probe = parse_bind_address(options.health_probe_bind_address)
     liveness = f"http://{probe[0]}:{probe[1]}/healthz" if probe else None
@@ -163,7 +174,8 @@ def main(
         build_parser(),
         _dispatch,
         argv,
-        (ManifestError, InvalidResourceError, ConfigError),
+        (ManifestError, InvalidResourceError, ConfigError, NoClusterError),
+        usage_status=2,
         stdin=stdin,
         stdout=stdout,
         stderr=stderr,

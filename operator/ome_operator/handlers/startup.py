@@ -20,7 +20,13 @@ from ..metrics import Metrics
 from ..settings import RunOptions, parse_bind_address
 from .certificates import ManagedCertificate
 
-__all__ = ["NoDiffBase", "build_controller", "kube_api", "leader_worker_sets_installed"]
+__all__ = [
+    "NoDiffBase",
+    "build_controller",
+    "credentials_problem",
+    "kube_api",
+    "leader_worker_sets_installed",
+]
 
 logger = logging.getLogger("ome_operator.startup")
 
@@ -33,6 +39,19 @@ def kube_api() -> KubeApi:
     except k8s_config.ConfigException:
         k8s_config.load_kube_config(client_configuration=configuration)
     return KubeApi(k8s_client.ApiClient(configuration))
+
+
+def credentials_problem() -> str | None:
+    """Why no client for a cluster can be made (None: one can), before anything starts."""
+    try:
+        kube_api()
+    except (k8s_config.ConfigException, OSError, ValueError, TypeError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return (
+            "no cluster to connect to (no in-cluster service account, no usable kubeconfig): "
+            f"{reason}"
+        )
+    return None
 
 
 def leader_worker_sets_installed(api: KubeApi) -> bool:
