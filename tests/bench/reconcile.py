@@ -200,9 +200,7 @@ class _ControlPlane:
         )
         configuration.connection_pool_maxsize = 16
         self.api = KubeApi(k8s_client.ApiClient(configuration))
-        self._pids = [
-            p.popen.pid for n, p in self.plane._processes.items() if n != "kube-controller-manager"
-        ]
+        self._pids = self.plane.pids("kube-apiserver", "etcd")
         return self
 
     async def counts(self) -> collections.Counter[str]:

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from tests.builders import isvc_manifest, model_manifest, runtime_manifest
-from tests.support.installed_cluster import ISVC, OPERATOR_USER, WRITE_VERBS, Cluster, eventually
+from tests.support.installed_cluster import ISVC, WRITE_VERBS, Cluster, eventually
 
 MODE = "ome.io/deploymentMode"
 OWNER_LABEL = "ome.io/inferenceservice"
@@ -148,7 +148,6 @@ def operator_statuses(cluster: Cluster, mark: int, namespace: str) -> list[int]:
 __all__ = [
     "MODE",
     "MULTINODE",
-    "OPERATOR_USER",
     "OWNER_LABEL",
     "RUNNER",
     "WORKLOADS",

@@ -35,7 +35,8 @@ def test_a_runtime_change_rolls_out_to_its_inference_services(cluster, namespace
 def test_deleting_the_selected_runtime_moves_to_the_next_one_then_to_none(
     cluster, namespace, operator
 ):
-    backup = runtime(namespace, "backup")
+    # Same score as vllm and later by name (S2.11): chosen only once vllm is gone.
+    backup = runtime(namespace, "vllm-spare")
     backup["spec"]["engineConfig"]["runner"]["image"] = "backup:1"
     seed(cluster, namespace, isvc(namespace))
     cluster.apply(backup)
@@ -43,10 +44,10 @@ def test_deleting_the_selected_runtime_moves_to_the_next_one_then_to_none(
 
     cluster.delete(SR, namespace, "vllm")
 
-    eventually(lambda: status(cluster, namespace, "chat")["runtime"]["name"] == "backup")
+    eventually(lambda: status(cluster, namespace, "chat")["runtime"]["name"] == "vllm-spare")
     eventually(lambda: _image(cluster, namespace) == "backup:1")
 
-    cluster.delete(SR, namespace, "backup")
+    cluster.delete(SR, namespace, "vllm-spare")
 
     def not_found():
         found = [c for c in status(cluster, namespace, "chat")["conditions"]]

@@ -295,6 +295,10 @@ class ControlPlane:
         server.start()
         self.wait_ready()
 
+    def pids(self, *names: str) -> list[int]:
+        """Process ids of the named components (e.g. ``kube-apiserver``, ``etcd``)."""
+        return [p.popen.pid for n, p in self._processes.items() if n in names and p.popen]
+
     def logs(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.tail()}" for p in self._processes.values())
 

@@ -8,10 +8,9 @@ sees) or the REST API as the cluster admin.
 
 from __future__ import annotations
 
-import copy
 import pathlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -230,15 +229,3 @@ def owners(obj: dict[str, Any]) -> list[tuple[str, str, bool]]:
         (ref["kind"], ref["name"], bool(ref.get("controller")))
         for ref in obj["metadata"].get("ownerReferences") or []
     ]
-
-
-def names(objects: Iterable[dict[str, Any]]) -> list[str]:
-    return sorted(o["metadata"]["name"] for o in objects)
-
-
-def scrubbed(obj: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy without the fields the server writes for itself."""
-    copied = copy.deepcopy(obj)
-    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
-        copied.get("metadata", {}).pop(key, None)
-    return copied
