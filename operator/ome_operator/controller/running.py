@@ -63,7 +63,9 @@ class Controller:
     isvcs: dict[Key, dict[str, Any]] = field(default_factory=dict)
     _queue: WorkQueue | None = None
     _api: KubeApi | None = None
-    _posted: dict[Key, set[tuple[Any, ...]]] = field(default_factory=dict)
+    #: Per InferenceService, the generation its posted events were decided at, and their
+    #: (reason, message): an identical decision of the same generation is posted once (OPEN-09).
+    _posted: dict[Key, tuple[Any, set[tuple[str, str]]]] = field(default_factory=dict)
     _modes: dict[Key, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     _mode_counts: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
     _unresolved: set[Key] = field(default_factory=set)
@@ -278,8 +280,11 @@ class Controller:
 
     def _post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
         meta = body["metadata"]
-        identity = (meta.get("generation"), event.reason, event.message)
-        if event.reason != "RuntimeNotFound" and identity in self._posted.get(key, set()):
+        generation, posted = self._posted.get(key, (None, set()))
+        if generation != meta.get("generation"):  # older decisions can never repeat: forget
+            generation, posted = meta.get("generation"), set()
+        identity = (event.reason, event.message)
+        if event.reason != "RuntimeNotFound" and identity in posted:
             return
         now = _now()
         api.create(
@@ -305,7 +310,9 @@ class Controller:
                 "count": 1,
             }
         )
-        self._posted.setdefault(key, set()).add(identity)
+        if event.reason != "RuntimeNotFound":  # posted on every pass: nothing to remember
+            posted.add(identity)
+        self._posted[key] = (generation, posted)
 
     # -- metrics -------------------------------------------------------------------------------
 
