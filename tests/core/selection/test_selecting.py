@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from ome_operator.core.selection import (
     ShardedModelError,
     resolve_named_runtime,
     select_runtime,
+    selecting,
 )
 from ome_operator.models import InferenceService, ModelSpec, ServingRuntime
 from tests.builders import entry, make_isvc, make_model_spec, make_runtime
@@ -388,6 +391,27 @@ def test_a_new_catalog_of_the_same_runtimes_is_selected_afresh() -> None:
 
     assert again is first
     assert afresh is not first and afresh == first
+
+
+def test_a_replaced_catalog_takes_its_memo_with_it() -> None:
+    catalog = RuntimeCatalog(_MEMO_RUNTIMES.namespaced, _MEMO_RUNTIMES.cluster)
+    select_runtime(_MEMO_MODEL, "llama", make_isvc(), catalog, "ns")
+    assert len(catalog.memo) == 1 + len(catalog)  # the selection and each runtime's fit
+    gone = weakref.ref(catalog)
+
+    del catalog
+    gc.collect()
+
+    assert gone() is None  # nothing outside the catalog holds what was decided over it
+
+
+def test_a_catalog_memo_is_bounded_however_many_models_change() -> None:
+    catalog = RuntimeCatalog(_MEMO_RUNTIMES.namespaced, _MEMO_RUNTIMES.cluster)
+    for size in range(3000):  # each model change is a new model object
+        model = make_model_spec(modelParameterSize=f"{size % 50 + 1}B")
+        select_runtime(model, "llama", make_isvc(), catalog, "ns")
+
+    assert len(catalog.memo) <= selecting._MEMO_LIMIT
 
 
 # --- S2.13: the named runtime ---------------------------------------------------------------

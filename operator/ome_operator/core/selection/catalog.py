@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ...models import ServingRuntime
 
@@ -16,6 +17,9 @@ class RuntimeCatalog:
 
     namespaced: tuple[ServingRuntime, ...] = ()
     cluster: tuple[ServingRuntime, ...] = ()
+    #: Selection's memo of what was decided over this catalog (``selecting``): it lives and
+    #: dies with the catalog, so a runtime change, which makes a new catalog, frees it.
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
     def of(cls, runtimes: Iterable[ServingRuntime]) -> RuntimeCatalog:

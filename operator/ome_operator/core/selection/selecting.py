@@ -102,13 +102,13 @@ class _Fit:
     rank: Any = None
 
 
-#: Memos by object identity: runtimes and models come from watch-fed caches whose objects are
-#: immutable and replaced on change, and a catalog is rebuilt whenever one of its runtimes is,
-#: so every InferenceService of a reconcile wave shares the work. Entries hold their objects,
-#: so an identity is never reused while cached.
-_FITS: dict[tuple[int, int], tuple[ServingRuntime, ModelSpec, _Fit]] = {}
-_SELECTIONS: dict[tuple[Any, ...], tuple[RuntimeCatalog, ModelSpec, Selection]] = {}
-_MEMO_LIMIT = 65536
+#: The memo of a catalog (``RuntimeCatalog.memo``) holds each runtime's fit to a model and each
+#: whole selection, by object identity: runtimes and models come from watch-fed caches whose
+#: objects are immutable and replaced on change, and a catalog is rebuilt whenever one of its
+#: runtimes is, so every InferenceService of a reconcile wave shares the work and an old
+#: catalog's entries go with it. Entries hold their objects, so an identity is never reused
+#: while cached; a catalog that outlives many model changes is cleared at the limit.
+_MEMO_LIMIT = 4096
 
 
 def _remember(memo: dict[Any, Any], key: Any, entry: Any) -> None:
@@ -117,9 +117,9 @@ def _remember(memo: dict[Any, Any], key: Any, entry: Any) -> None:
     memo[key] = entry
 
 
-def _fit(runtime: ServingRuntime, model: ModelSpec) -> _Fit:
-    key = (id(runtime), id(model))
-    found = _FITS.get(key)
+def _fit(runtime: ServingRuntime, model: ModelSpec, memo: dict[Any, Any]) -> _Fit:
+    key = ("fit", id(runtime), id(model))
+    found = memo.get(key)
     if found is not None and found[0] is runtime and found[1] is model:
         return found[2]
     exclusion = first_exclusion(runtime, Request(model), checks=_MODEL_CHECKS)
@@ -130,16 +130,18 @@ def _fit(runtime: ServingRuntime, model: ModelSpec) -> _Fit:
         score = runtime_score(runtime, model)
         skip = _skip_reason(score, runtime, match, model)
         fit = _Fit(None, match, score, skip, rank_key(runtime, score, model))
-    _remember(_FITS, key, (runtime, model, fit))
+    _remember(memo, key, (runtime, model, fit))
     return fit
 
 
-def _verdict(runtime: ServingRuntime, request: Request) -> tuple[RuntimeVerdict, Any]:
+def _verdict(
+    runtime: ServingRuntime, request: Request, memo: dict[Any, Any]
+) -> tuple[RuntimeVerdict, Any]:
     """The runtime's verdict, and its rank when it qualifies (else None)."""
     exclusion = first_exclusion(runtime, request, checks=_REQUEST_CHECKS)
     if exclusion is not None:
         return RuntimeVerdict(runtime, exclusion=exclusion), None
-    fit = _fit(runtime, request.model)
+    fit = _fit(runtime, request.model, memo)
     if fit.exclusion is not None:
         return RuntimeVerdict(runtime, exclusion=fit.exclusion), None
     verdict = RuntimeVerdict(runtime, fit.score, None, fit.skip_reason, fit.match)
@@ -196,11 +198,11 @@ def select_runtime(
     """
     check_model(model, model_name)
     request = Request(model, isvc)
-    key = (id(catalog), id(model), request.required_classes, request.modes, namespace)
-    found = _SELECTIONS.get(key)
-    if found is not None and found[0] is catalog and found[1] is model:
-        return found[2]
-    ranked = [_verdict(runtime, request) for runtime in catalog]
+    key = ("selection", id(model), request.required_classes, request.modes, namespace)
+    found = catalog.memo.get(key)
+    if found is not None and found[0] is model:
+        return found[1]
+    ranked = [_verdict(runtime, request, catalog.memo) for runtime in catalog]
     qualifying = sorted(
         ((rank, v) for v, rank in ranked if rank is not None), key=lambda pair: pair[0]
     )
@@ -212,7 +214,7 @@ def select_runtime(
         len(catalog.namespaced),
         len(catalog.cluster),
     )
-    _remember(_SELECTIONS, key, (catalog, model, selection))
+    _remember(catalog.memo, key, (model, selection))
     return selection
 
 
