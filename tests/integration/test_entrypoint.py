@@ -39,6 +39,8 @@ async def test_ome_operator_run_serves_and_stops_cleanly(kube, kubeconfig) -> No
         f"127.0.0.1:{metrics}",
         "--health-probe-bind-address",
         f"127.0.0.1:{health}",
+        "--webhook-bind-address",
+        "127.0.0.1",
         "--webhook-port",
         str(webhook),
         "--webhook-host",
