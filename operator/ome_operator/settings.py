@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 __all__ = ["RunOptions", "RunOptionsError", "parse_bind_address", "run_option_problems"]
 
@@ -54,30 +54,33 @@ def parse_bind_address(
     return (host or "0.0.0.0", int(port))
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+def _bind_address_problem(flag: str, address: str) -> str | None:
+    try:
+        parse_bind_address(address, flag)
+    except RunOptionsError as exc:
+        return str(exc)
+    return None
+
+
+def _cert_dir_problem(folder: str | None) -> str | None:
+    if folder is None:
+        return None
+    missing = [f for f in ("tls.crt", "tls.key") if not os.path.isfile(os.path.join(folder, f))]
+    return f'--webhook-cert-dir "{folder}" has no {" or ".join(missing)}' if missing else None
 
 
 def run_option_problems(options: RunOptions) -> list[str]:
     """Why ``options`` cannot run, one sentence per flag, in flag order (empty: they can)."""
-    problems: list[str] = []
-    for option in fields(options):
-        name, value = option.name, getattr(options, option.name)
-        if name in ("metrics_bind_address", "health_probe_bind_address"):
-            try:
-                parse_bind_address(value, _flag(name))
-            except RunOptionsError as exc:
-                problems.append(str(exc))
-        elif name == "webhook_port" and not 1 <= value <= 65535:
-            problems.append(f"--webhook-port must be from 1 to 65535 (got {value})")
-        elif name == "workers" and value < 1:
-            problems.append(f"--workers must be at least 1 (got {value})")
-        elif name == "config_cache_ttl" and not value > 0:
-            problems.append(f"--config-cache-ttl must be more than 0 seconds (got {value:g})")
-        elif name == "webhook_cert_dir" and value is not None:
-            missing = [
-                f for f in ("tls.crt", "tls.key") if not os.path.isfile(os.path.join(value, f))
-            ]
-            if missing:
-                problems.append(f'--webhook-cert-dir "{value}" has no {" or ".join(missing)}')
-    return problems
+    found = [
+        _bind_address_problem("--metrics-bind-address", options.metrics_bind_address),
+        _bind_address_problem("--health-probe-bind-address", options.health_probe_bind_address),
+        None
+        if 1 <= options.webhook_port <= 65535
+        else f"--webhook-port must be from 1 to 65535 (got {options.webhook_port})",
+        _cert_dir_problem(options.webhook_cert_dir),
+        None
+        if options.config_cache_ttl > 0
+        else f"--config-cache-ttl must be more than 0 seconds (got {options.config_cache_ttl:g})",
+        None if options.workers >= 1 else f"--workers must be at least 1 (got {options.workers})",
+    ]
+    return [problem for problem in found if problem is not None]

@@ -23,7 +23,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -304,32 +304,36 @@ class ControlPlane:
 
     # -- readiness ---------------------------------------------------------------------------
 
-    def _wait_for_etcd(self, port: int, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                    if json.loads(r.read()).get("health") == "true":
-                        return
-            time.sleep(0.2)
-        raise RuntimeError(f"etcd did not become healthy\n{self.logs()}")
-
-    def wait_ready(self, timeout: float = 60.0) -> None:
+    def _wait(self, ready: Callable[[], bool], what: str, timeout: float) -> None:
+        """Poll ``ready`` (connection failures count as not yet) until it holds or time runs out."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError, urllib.error.URLError):
-                if self.raw("GET", "/readyz")[0] == 200:
+                if ready():
                     return
             time.sleep(0.2)
-        raise RuntimeError(f"kube-apiserver did not become ready\n{self.logs()}")
+        raise RuntimeError(f"{what}\n{self.logs()}")
 
-    def _wait_for_default_service_account(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.raw("GET", "/api/v1/namespaces/default/serviceaccounts/default")[0] == 200:
-                return
-            time.sleep(0.2)
-        raise RuntimeError(f"the controller manager made no ServiceAccount\n{self.logs()}")
+    def _wait_for_etcd(self, port: int) -> None:
+        def healthy() -> bool:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+                return json.loads(answer.read()).get("health") == "true"
+
+        self._wait(healthy, "etcd did not become healthy", 30.0)
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        self._wait(
+            lambda: self.raw("GET", "/readyz")[0] == 200,
+            "kube-apiserver did not become ready",
+            timeout,
+        )
+
+    def _wait_for_default_service_account(self) -> None:
+        self._wait(
+            lambda: self.raw("GET", "/api/v1/namespaces/default/serviceaccounts/default")[0] == 200,
+            "the controller manager made no ServiceAccount",
+            60.0,
+        )
 
     # -- access ------------------------------------------------------------------------------
 

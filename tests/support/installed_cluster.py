@@ -16,7 +16,12 @@ from typing import Any, TypeVar
 
 import yaml
 
-from tests.support.control_plane import ControlPlane, user_requests, write_kubeconfig
+from tests.support.control_plane import (
+    ControlPlane,
+    free_port,
+    user_requests,
+    write_kubeconfig,
+)
 
 T = TypeVar("T")
 
@@ -87,8 +92,6 @@ class Cluster:
     def install(cls, plane: ControlPlane, folder: pathlib.Path) -> Cluster:
         """Apply ``manifests/`` (the webhook pointed at loopback), the operator configuration
         and a LeaderWorkerSet CRD; a kubeconfig with a token of the operator's ServiceAccount."""
-        from tests.support.control_plane import free_port
-
         manifests = ROOT / "manifests"
         plane.kubectl(
             "apply",
@@ -140,10 +143,6 @@ class Cluster:
             {"apiVersion": listed["apiVersion"], "kind": kind, **item} for item in listed["items"]
         ]
 
-    def create(self, manifest: dict[str, Any]) -> dict[str, Any]:
-        resource, namespace = resource_of(manifest), manifest["metadata"].get("namespace")
-        return self.plane.request("POST", path(resource, namespace), manifest)
-
     def patch(
         self, resource: str, namespace: str | None, name: str, body: dict[str, Any]
     ) -> dict[str, Any]:
@@ -164,7 +163,8 @@ class Cluster:
         return self.plane.kubectl("apply", "-f", "-", stdin=text, check=check)
 
     def namespace(self, name: str) -> None:
-        self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        self.plane.request("POST", path("v1/namespaces"), namespace)
 
     # -- what the operator did ---------------------------------------------------------------
 
@@ -205,22 +205,6 @@ class Cluster:
                     if "service" in (hook.get("clientConfig") or {}):
                         found.append(f"{config['metadata']['name']}/{hook['name']}")
         return found
-
-
-def resource_of(manifest: dict[str, Any]) -> str:
-    plural = {
-        "InferenceService": "inferenceservices",
-        "ServingRuntime": "servingruntimes",
-        "ClusterServingRuntime": "clusterservingruntimes",
-        "BaseModel": "basemodels",
-        "ClusterBaseModel": "clusterbasemodels",
-        "Deployment": "deployments",
-        "Service": "services",
-        "Secret": "secrets",
-        "Namespace": "namespaces",
-        "AcceleratorClass": "acceleratorclasses",
-    }[manifest["kind"]]
-    return f"{manifest['apiVersion']}/{plural}"
 
 
 def owners(obj: dict[str, Any]) -> list[tuple[str, str, bool]]:

@@ -101,8 +101,3 @@ class OperatorProcess:
     def tail(self, lines: int = 40) -> str:
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
-
-    def metric(self, name: str) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics") as answer:
-            text = answer.read().decode()
-        return "\n".join(line for line in text.splitlines() if line.startswith(name))

@@ -141,10 +141,10 @@ def ensure_certificate(
     api: KubeApi, namespace: str, name: str, hosts: Sequence[str], now: datetime.datetime
 ) -> ServingCertificate:
     """The certificate in Secret ``namespace/name``, issued or renewed there when it must be."""
-    wanted = _secret(namespace, name, ServingCertificate(b"", b""))
+    ref = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}}
     for _ in range(3):
         try:
-            secret = api.get(wanted)
+            secret = api.get(ref)
         except ApiError as exc:
             if exc.status != 404:
                 raise
@@ -179,8 +179,9 @@ def ensure_certificate(
 
 
 def inject_ca_bundle(api: KubeApi, configuration: str, ca: bytes) -> bool:
-    """Set ``caBundle`` on every webhook of the ValidatingWebhookConfiguration ``configuration``
-    that lacks it; True when it was written. A configuration that does not exist is logged."""
+    """Set ``caBundle`` to ``ca`` on every webhook of the ValidatingWebhookConfiguration
+    ``configuration`` whose bundle differs; True when it was written. A configuration that
+    does not exist is logged."""
     ref = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",

@@ -99,7 +99,9 @@ class NoDiffBase(kopf.DiffBaseStorage):
         return None
 
 
-async def _webhook_server(options: RunOptions, controller: Controller, memo: kopf.Memo) -> Any:
+async def _webhook_server(
+    options: RunOptions, controller: Controller, memo: kopf.Memo
+) -> kopf.WebhookServer:
     """The webhook over TLS: the mounted certificate, else the one the operator manages."""
     if options.webhook_cert_dir:
         folder = options.webhook_cert_dir
