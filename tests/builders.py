@@ -140,3 +140,13 @@ def make_model_spec(
             model_framework["version"] = framework_version
         fields = {"modelFramework": model_framework, **fields}
     return make_model(framework=None, modelFormat=model_format, **fields).spec
+
+
+def nested(levels: int) -> dict[str, Any]:
+    """``levels`` maps, each holding the next under ``a`` (built without recursion)."""
+    root: dict[str, Any] = {}
+    tip = root
+    for _ in range(levels - 1):
+        tip["a"] = {}
+        tip = tip["a"]
+    return root

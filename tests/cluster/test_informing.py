@@ -17,11 +17,13 @@ from kubernetes import config as k8s_config
 
 from ome_operator.cluster.api import KINDS, KindInfo, KubeApi
 from ome_operator.cluster.informing import Changed, Informer, Message, Relisted
+from ome_operator.handlers.startup import allow_deep_objects
 from tests.support.kube_access import apply_object, eventually
 
 DEPLOYMENTS = "apps/v1/deployments"
 DEPLOYMENT = KINDS[("apps/v1", "Deployment")]
 OWNER = "ome.io/inferenceservice"
+META = ["creationTimestamp", "generation", "labels", "name", "namespace"]
 GONE = {
     "type": "ERROR",
     "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410},
@@ -177,9 +179,26 @@ async def test_a_broken_watch_loses_nothing(kube, broken_watch, informer, receiv
     assert logged == failures
 
 
-@pytest.mark.kmock(strict=False)
-async def test_a_version_that_keeps_expiring_is_listed_again_with_backoff(api, kube, received):
+def expire_in_streams(kube) -> None:
     kube[kmock.action.WATCH, kmock.resource(DEPLOYMENTS)][:3] << (b"", GONE)
+
+
+def expire_requests(kube) -> None:
+    kube.inject_fault(410, action="watch", resource=DEPLOYMENTS, times=3)
+
+
+@pytest.mark.kmock(strict=False)
+@pytest.mark.parametrize(
+    "expire",
+    [
+        pytest.param(expire_in_streams, id="410 Gone in the watch stream"),
+        pytest.param(expire_requests, id="the watch request itself answered 410 Gone"),
+    ],
+)
+async def test_a_version_that_keeps_expiring_is_listed_again_with_backoff(
+    api, kube, received, expire
+):
+    expire(kube)
     delays: list[int] = []
     watcher = Informer(
         api, DEPLOYMENT, "default", received, retry_delay=lambda n: delays.append(n) or 0.05
@@ -187,11 +206,14 @@ async def test_a_version_that_keeps_expiring_is_listed_again_with_backoff(api, k
     watcher.start()
     try:
         await eventually(lambda: calls(kube, kmock.action.WATCH) >= 4)
+        await apply_object(kube, deployment("a"))
+        await eventually(lambda: received.changes())
     finally:
         await asyncio.to_thread(watcher.stop)
 
     assert calls(kube, kmock.action.LIST) == 4
     assert delays == [1, 2]  # the first expiry lists again at once, the next ones back off
+    assert received.changes() == [("ADDED", "a", 1)]
 
 
 @pytest.mark.parametrize(
@@ -255,3 +277,29 @@ async def test_stop_breaks_off_a_watch_in_progress(kube, informer, received):
 
     assert loop.time() - started < 1.0
     assert not informer.running
+
+
+async def test_objects_are_handed_over_without_managed_fields_however_deep(
+    kube, informer, received
+):
+    allow_deep_objects()  # as ome-operator run does at start
+    nested: dict[str, Any] = {}
+    fields, tip = {"f:spec": nested}, nested
+    for _ in range(9_000):
+        tip["f:a"] = {}
+        tip = tip["f:a"]
+    listed = {**deployment("a"), "metadata": {**deployment("a")["metadata"]}}
+    listed["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": fields}]
+    changed = {**deployment("b"), "metadata": {**deployment("b")["metadata"]}}
+    changed["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": fields}]
+    await apply_object(kube, listed)
+
+    informer.start()
+    await eventually(lambda: received.listings())
+    await apply_object(kube, changed)
+    await eventually(lambda: received.changes())
+
+    handed = [m.items[0] if isinstance(m, Relisted) else m.object for m in received.messages]
+    assert [(h["metadata"]["name"], sorted(h["metadata"])) for h in handed] == [
+        (name, [*META, "resourceVersion", "uid"]) for name in "ab"
+    ]

@@ -70,8 +70,10 @@ def test_the_module_exports_exactly_its_public_api() -> None:
     assert sorted(admission.__all__) == [
         "AdmissionDenied",
         "AdmissionVerdict",
+        "MAX_REPLICAS",
         "SelectionOutcome",
         "mode_typo_warnings",
+        "replica_range_problem",
         "review_inference_service",
         "review_serving_runtime",
     ]
@@ -674,6 +676,51 @@ def test_the_name_is_checked_before_every_other_rule() -> None:
             _allowed(),
             id="6: without an engine no runtime is selected",
         ),
+        # 2b. replica bounds (issue 8: they become an int32 spec.replicas)
+        pytest.param(
+            make_isvc(engine={**COMPLETE, "minReplicas": 10**30}),
+            MODELS,
+            RUNTIMES,
+            _denied(f"spec.engine.minReplicas must be from 0 to 2147483647 (got {10**30})"),
+            id="2b: a minReplicas beyond int32 is denied",
+        ),
+        pytest.param(
+            make_isvc(decoder={"maxReplicas": -1}),
+            MODELS,
+            RUNTIMES,
+            _denied("spec.decoder.maxReplicas must be from 0 to 2147483647 (got -1)"),
+            id="2b: a negative maxReplicas is denied",
+        ),
+        pytest.param(
+            make_isvc(router={"minReplicas": 3, "maxReplicas": 2}),
+            MODELS,
+            RUNTIMES,
+            _denied(
+                "spec.router.minReplicas (3) must not be greater than spec.router.maxReplicas (2)"
+            ),
+            id="2b: minReplicas above maxReplicas is denied",
+        ),
+        pytest.param(
+            make_isvc(engine={**COMPLETE, "minReplicas": 3, "maxReplicas": 0}),
+            MODELS,
+            RUNTIMES,
+            _allowed(),
+            id="2b: maxReplicas 0 is unset and bounds nothing",
+        ),
+        pytest.param(
+            make_isvc(engine={**COMPLETE, "minReplicas": 0, "maxReplicas": 2147483647}),
+            MODELS,
+            RUNTIMES,
+            _allowed(),
+            id="2b: the int32 range is allowed end to end",
+        ),
+        pytest.param(
+            make_isvc(engine={"minReplicas": -2, "leader": {}}),
+            MODELS,
+            RUNTIMES,
+            _denied("spec.engine.minReplicas must be from 0 to 2147483647 (got -2)"),
+            id="2b: replica bounds come before the leader/worker pairing",
+        ),
     ],
 )
 def test_inference_service_denials_in_order(
@@ -1022,6 +1069,21 @@ def test_mode_typo_warnings(annotations: dict[str, str], expected: list[str]) ->
                 _typo("multinode", "spec.engineConfig.annotations", "MultiNode"),
             ),
             id="a denied runtime still gets typo warnings",
+        ),
+        pytest.param(
+            make_runtime(engineConfig={"minReplicas": 4, "maxReplicas": 2}),
+            frozenset(),
+            _denied(
+                "spec.engineConfig.minReplicas (4) must not be greater than "
+                "spec.engineConfig.maxReplicas (2)"
+            ),
+            id="a runtime's replica bounds are checked as an InferenceService's",
+        ),
+        pytest.param(
+            make_runtime(routerConfig={"maxReplicas": 2**31}),
+            frozenset(),
+            _denied("spec.routerConfig.maxReplicas must be from 0 to 2147483647 (got 2147483648)"),
+            id="a runtime maxReplicas beyond int32 is denied",
         ),
     ],
 )

@@ -13,6 +13,7 @@ from ome_operator.core.conditions import (
     COMPONENT_CONDITION,
     component_condition,
     condition,
+    failed_status,
     find_condition,
     merge_conditions,
     omenative_counts,
@@ -38,8 +39,10 @@ def _replica(**status: Any) -> dict[str, Any]:
 def test_the_module_exports_exactly_its_public_api() -> None:
     assert sorted(conditions.__all__) == [
         "COMPONENT_CONDITION",
+        "RECONCILE_FAILED",
         "component_condition",
         "condition",
+        "failed_status",
         "find_condition",
         "merge_conditions",
         "omenative_counts",
@@ -586,3 +589,50 @@ def test_ready_depends_on_engine_and_ingress(
 def test_ready_transition_time(previous: dict[str, Any], expected_time: str) -> None:
     found = ready_condition([ENGINE_OK, INGRESS_OK], previous=previous, now=NOW)
     assert found == {"type": "Ready", "status": "True", "lastTransitionTime": expected_time}
+
+
+def _failed(message: str = "bad", since: str = NOW) -> dict[str, Any]:
+    return {
+        "type": "Ready",
+        "status": "False",
+        "reason": "ReconcileFailed",
+        "message": message,
+        "lastTransitionTime": since,
+    }
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        pytest.param({}, {"conditions": [_failed()]}, id="a first failure adds Ready=False"),
+        pytest.param(
+            {
+                "url": "http://chat",
+                "conditions": [
+                    {"type": "Ready", "status": "True", "lastTransitionTime": EARLIER},
+                    {"type": "EngineReady", "status": "True", "lastTransitionTime": EARLIER},
+                ],
+            },
+            {
+                "url": "http://chat",
+                "conditions": [
+                    {"type": "EngineReady", "status": "True", "lastTransitionTime": EARLIER},
+                    _failed(),
+                ],
+            },
+            id="Ready turns False; every other condition and field stays",
+        ),
+        pytest.param(
+            {"conditions": [_failed("older", EARLIER)]},
+            {"conditions": [_failed("bad", EARLIER)]},
+            id="a new message keeps the transition time",
+        ),
+        pytest.param(
+            "not a status",
+            {"conditions": [_failed()]},
+            id="a status that is not an object is replaced",
+        ),
+    ],
+)
+def test_a_failed_pass_sets_ready_false_reconcile_failed(status: Any, expected: Any) -> None:
+    assert failed_status(status, "bad", now=NOW) == expected

@@ -1,25 +1,30 @@
-"""What the operator registers with kopf, where a setting depends on it."""
+"""What the operator registers with kopf: its own informers watch the cluster, kopf nothing."""
 
 from __future__ import annotations
 
 import kopf
 
 import ome_operator.handlers  # noqa: F401  (registers the handlers in kopf's default registry)
-from ome_operator.handlers.startup import NoDiffBase
 
 
-def test_no_change_detecting_handler_needs_the_diff_base_the_operator_turns_off() -> None:
-    """``NoDiffBase`` is only right while no on.create/update/delete/field/resume handler exists."""
+def test_kopf_watches_nothing_itself() -> None:
+    """Every watch is the controller's (410s relisted with backoff, deep objects set aside):
+    a kopf watcher would end the process on a 410 answered to its watch request."""
     registry = kopf.get_default_registry()
 
-    assert registry._changing.get_all_handlers() == []
-    assert registry._spawning.get_all_handlers() == []  # daemons and timers diff too
+    assert [
+        registry._indexing.get_all_handlers(),
+        registry._watching.get_all_handlers(),
+        registry._spawning.get_all_handlers(),
+        registry._changing.get_all_handlers(),
+    ] == [[], [], [], []]
 
 
-def test_the_diff_base_stores_and_finds_nothing() -> None:
-    storage, body = NoDiffBase(), kopf.Body({"metadata": {"name": "x"}, "spec": {"a": 1}})
-    patch = kopf.Patch()
+def test_kopf_serves_the_three_validating_webhooks() -> None:
+    ids = sorted(h.id for h in kopf.get_default_registry()._webhooks.get_all_handlers())
 
-    storage.store(body=body, patch=patch, essence={"spec": {"a": 1}})
-
-    assert (storage.build(body=body), storage.fetch(body=body), dict(patch)) == ({}, None, {})
+    assert ids == [
+        "validate-clusterservingruntime",
+        "validate-inferenceservice",
+        "validate-servingruntime",
+    ]

@@ -84,11 +84,7 @@ def _cached(operator: RunningOperator, stored: dict[str, Any]) -> bool:
 async def seed(
     kube: ApiServerLikeEmulator, operator: RunningOperator, *manifests: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """Create (or merge-patch) runtimes and models; return once the operator has read them.
-
-    The operator binds its indexes at its first runtime or InferenceService event: models alone
-    never show, so seed a runtime with them (or before them).
-    """
+    """Create (or merge-patch) runtimes and models; return once the operator has read them."""
     stored = [await apply_object(kube, manifest) for manifest in manifests]
     for obj in stored:
         await eventually(lambda obj=obj: _cached(operator, obj))
@@ -201,7 +197,9 @@ def event_summary(event: dict[str, Any]) -> dict[str, Any]:
         "type": event["type"],
         "reason": event["reason"],
         "message": event["message"],
-        "involvedObject": {k: involved[k] for k in ("apiVersion", "kind", "namespace", "name")},
+        "involvedObject": {
+            k: involved[k] for k in ("apiVersion", "kind", "namespace", "name") if k in involved
+        },
         "source": event["source"],
     }
 

@@ -9,7 +9,7 @@ from typing import Any
 import kmock
 import pytest
 
-from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
+from tests.builders import entry, isvc_manifest, model_manifest, nested, runtime_manifest
 from tests.integration.observing import (
     CSR,
     DEPLOYMENT,
@@ -36,7 +36,7 @@ from tests.support.kube_access import apply_object, eventually
 LLAMA = model_manifest("llama", storage=MODEL_STORAGE)
 VLLM = runtime_manifest("vllm", engineConfig={"runner": RUNNER})
 CONTROLLER = "ome_operator.controller"
-FIELDS = ("component", "namespace", "inferenceService", "error", "status")
+FIELDS = ("component", "kind", "namespace", "resource", "inferenceService", "error", "status")
 
 
 def records(caplog: pytest.LogCaptureFixture, logger: str, message: str) -> list[dict[str, Any]]:
@@ -153,9 +153,16 @@ async def test_an_invalid_component_mode_fails_that_component_and_later_ones_onl
             "must be a string (got 1)",
             id="a number annotation is reported with its key",
         ),
+        pytest.param(
+            {"runner": {**RUNNER, "x-config": nested(5_000)}},
+            'InferenceService "default/bad" is invalid: spec.engine.runner["x-config"]'
+            + ".a" * 96
+            + ": nested more than 100 levels deep (the limit is 100)",
+            id="an object nested beyond any parser is reported with the path where it goes over",
+        ),
     ],
 )
-async def test_a_malformed_inference_service_is_logged_and_others_still_reconcile(
+async def test_a_malformed_inference_service_is_told_and_others_still_reconcile(
     kube, operator, caplog, engine, error
 ):
     caplog.set_level(logging.ERROR, logger=CONTROLLER)
@@ -170,7 +177,23 @@ async def test_a_malformed_inference_service_is_logged_and_others_still_reconcil
         {"level": "ERROR", "namespace": "default", "inferenceService": "bad", "error": error}
     ]
     assert owned_objects(kube) == {*engine_objects("good"), ("Service", "good")}
-    assert status_of(kube, "bad") == {}
+    assert without_times(status_of(kube, "bad")["conditions"]) == [
+        {"type": "Ready", "status": "False", "reason": "ReconcileFailed", "message": error}
+    ]
+    assert [event_summary(e) for e in events_for(kube, "bad")] == [
+        {
+            "type": "Warning",
+            "reason": "ReconcileFailed",
+            "message": error,
+            "involvedObject": {
+                "apiVersion": "ome.io/v1beta1",
+                "kind": "InferenceService",
+                "namespace": "default",
+                "name": "bad",
+            },
+            "source": {"component": "v1beta1Controllers"},
+        }
+    ]
     assert not any(task.done() for task in operator.controller._tasks)  # no worker died
 
     await patch(
@@ -185,7 +208,7 @@ async def test_a_malformed_inference_service_is_logged_and_others_still_reconcil
 
 
 async def test_a_malformed_runtime_is_ignored_until_it_is_fixed(kube, operator, caplog):
-    caplog.set_level(logging.ERROR, logger="kopf.objects")
+    caplog.set_level(logging.ERROR, logger=CONTROLLER)
     broken = runtime_manifest("broken", engineConfig={"runner": RUNNER})
     broken["spec"]["supportedModelFormats"] = "safetensors"
     await seed(kube, operator, VLLM, LLAMA)
@@ -195,9 +218,31 @@ async def test_a_malformed_runtime_is_ignored_until_it_is_fixed(kube, operator, 
     await eventually(lambda: status_of(kube, "named") and status_of(kube, "auto"))
     await settle(kube, operator)
 
-    assert [r.getMessage() for r in caplog.records if r.name == "kopf.objects"] == [
-        'Ignoring a malformed object: ClusterServingRuntime "broken" is invalid: '
+    problem = (
+        'ClusterServingRuntime "broken" is invalid: '
         'spec.supportedModelFormats: must be a list (got "safetensors")'
+    )
+    assert records(caplog, CONTROLLER, "Ignoring a malformed object until it changes") == [
+        {
+            "level": "ERROR",
+            "kind": "ClusterServingRuntime",
+            "namespace": None,
+            "resource": "broken",
+            "error": problem,
+        }
+    ]
+    assert [event_summary(e) for e in events_for(kube, "broken")] == [
+        {
+            "type": "Warning",
+            "reason": "MalformedResource",
+            "message": f"{problem}; it is ignored until it changes",
+            "involvedObject": {
+                "apiVersion": "ome.io/v1beta1",
+                "kind": "ClusterServingRuntime",
+                "name": "broken",
+            },
+            "source": {"component": "v1beta1Controllers"},
+        }
     ]
     assert without_times([condition_of(kube, "named", "RuntimeReady")]) == [
         {
@@ -299,22 +344,24 @@ def _writes_but_events(kube, mark: int) -> list[str]:
 
 @pytest.mark.kmock(strict=False)
 @pytest.mark.parametrize(
-    ("fault", "failed"),
+    ("fault", "failed", "error"),
     [
         pytest.param(
             {"action": "create", "resource": DEPLOYMENT},
             "POST /apis/apps/v1/namespaces/default/deployments",
+            "cannot write Deployment chat-engine: injected fault: HTTP 500",
             id="a 500 on the Deployment create",
         ),
         pytest.param(
             {"method": "PATCH", "resource": ISVC, "subresource": "status"},
             "PATCH /apis/ome.io/v1beta1/namespaces/default/inferenceservices/chat/status",
+            "injected fault: HTTP 500",
             id="a 500 on the status write",
         ),
     ],
 )
 async def test_an_api_error_is_logged_and_retried_until_written_once(
-    kube, operator, caplog, fault, failed
+    kube, operator, caplog, fault, failed, error
 ):
     caplog.set_level(logging.ERROR, logger=CONTROLLER)
     await seed(kube, operator, VLLM, LLAMA)
@@ -330,7 +377,7 @@ async def test_an_api_error_is_logged_and_retried_until_written_once(
             "level": "ERROR",
             "namespace": "default",
             "inferenceService": "chat",
-            "error": "injected fault: HTTP 500",
+            "error": error,
             "status": 500,
         }
     ]
@@ -388,3 +435,70 @@ async def test_changes_after_a_broken_watch_are_still_reconciled(kube, broken_is
     await eventually(
         lambda: stored(kube, DEPLOYMENT, "default", "chat-engine")["spec"]["replicas"] == 3
     )
+
+
+TOO_LONG = (
+    'Deployment.apps "chat-engine" is invalid: metadata.annotations: '
+    "Too long: must have at most 262144 bytes"
+)
+
+
+async def test_a_refused_write_is_told_on_the_inference_service_once_and_retried(
+    kube, operator, caplog
+):
+    caplog.set_level(logging.ERROR, logger=CONTROLLER)
+    await seed(kube, operator, VLLM, LLAMA)
+    refused = kube.inject_fault(
+        422, action="create", resource=DEPLOYMENT, times=3, message=TOO_LONG
+    )
+    await apply_object(kube, isvc_manifest("chat"))
+    failed = await eventually(lambda: refused.hits == 3 and condition_of(kube, "chat", "Ready"))
+    message = f"cannot write Deployment chat-engine: {TOO_LONG}"
+    await eventually(lambda: status_of(kube, "chat").get("runtime"))  # the retry went through
+    await settle(kube, operator)
+
+    assert without_times([failed]) == [
+        {"type": "Ready", "status": "False", "reason": "ReconcileFailed", "message": message}
+    ]
+    assert [(e["type"], e["reason"], e["message"]) for e in events_for(kube, "chat")] == [
+        ("Warning", "ReconcileFailed", message)  # once, for three refusals
+    ]
+    assert [
+        r["error"]
+        for r in records(caplog, CONTROLLER, "Failed to write InferenceService workloads")
+    ] == [message] * 3
+    assert condition_of(kube, "chat", "Ready")["reason"] != "ReconcileFailed"
+
+
+@pytest.fixture
+def late_deployment_watch(kube) -> None:
+    """The operator's Deployment watch starts a second late (set before it starts)."""
+    kube.inject_fault(None, action="watch", resource=DEPLOYMENT, delay=1.0)
+
+
+async def test_an_object_created_before_the_watch_shows_it_is_a_quiet_retry(
+    kube, late_deployment_watch, operator, caplog
+):
+    """Another pass (or a restart) created it; the cache learns of it from the watch."""
+    caplog.set_level(logging.INFO, logger=CONTROLLER)
+    await seed(kube, operator, VLLM, LLAMA)
+    early = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "chat-engine",
+            "namespace": "default",
+            "labels": {"ome.io/inferenceservice": "chat"},
+        },
+        "spec": {"replicas": 7},
+    }
+    await apply_object(kube, early)
+    await apply_object(kube, isvc_manifest("chat"))
+    await eventually(
+        lambda: stored(kube, DEPLOYMENT, "default", "chat-engine")["spec"]["replicas"] == 1
+    )
+    await settle(kube, operator)
+
+    assert records(caplog, CONTROLLER, "Failed to write InferenceService workloads") == []
+    assert records(caplog, CONTROLLER, "Object exists but is not in the watch cache yet; retrying")
+    assert condition_of(kube, "chat", "Ready")["reason"] != "ReconcileFailed"

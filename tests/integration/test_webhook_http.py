@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
+from tests.builders import entry, isvc_manifest, model_manifest, nested, runtime_manifest
 from tests.support.kube_access import apply_object, eventually
 from tests.support.kube_emulator import ApiServerLikeEmulator
 from tests.support.operator_run import RunningOperator
@@ -453,6 +453,30 @@ ISVC_ROWS = [
             'must be an integer (got "2")'
         ),
         id="a malformed InferenceService is denied naming the field and the value",
+    ),
+    # limits (issue 8): what the operator could not read or the API server could not store
+    pytest.param(
+        isvc(engine={"runner": {"image": "vllm:1", "x-config": nested(5_000)}}),
+        denied(
+            'InferenceService "default/svc" is invalid: spec.engine.runner["x-config"]'
+            + ".a" * 96
+            + ": nested more than 100 levels deep (the limit is 100)"
+        ),
+        id="an object nested deeper than the limit is denied with the path where it goes over",
+    ),
+    pytest.param(
+        isvc(annotations={"note": "x" * 1_600_000}),
+        denied(
+            'InferenceService "default/svc" is invalid: (root): the object is 1600177 bytes '
+            "as JSON, over the 1572864 bytes an API server stores per object "
+            "(etcd's request limit)"
+        ),
+        id="an object too big to store is denied with its size and the limit",
+    ),
+    pytest.param(
+        isvc(engine={"minReplicas": 10**30}),
+        denied(f"spec.engine.minReplicas must be from 0 to 2147483647 (got {10**30})"),
+        id="a minReplicas beyond int32 is denied",
     ),
 ]
 

@@ -70,6 +70,7 @@ def test_the_package_exports_exactly_its_public_api() -> None:
             "WorkerSpec",
             "from_manifest",
             "parse",
+            "storable_manifest",
         ]
     )
 

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 import ome_operator.handlers  # noqa: F401  (registers the handlers in kopf's default registry)
 from ome_operator.controller.queue import Backoff
 from ome_operator.controller.running import Controller
-from ome_operator.handlers.startup import build_controller
+from ome_operator.handlers.startup import ReviewServer, build_controller
 from ome_operator.metrics import Metrics
 from ome_operator.settings import RunOptions
 
@@ -71,9 +71,7 @@ async def running_operator(
     controller.backoff = Backoff(first=0.05, limit=0.4)
     settings = kopf.OperatorSettings()
     webhook_port, liveness_port = free_port(), free_port()
-    settings.admission.server = kopf.WebhookServer(
-        addr="127.0.0.1", port=webhook_port, insecure=True
-    )
+    settings.admission.server = ReviewServer(addr="127.0.0.1", port=webhook_port, insecure=True)
     settings.networking.error_backoffs = [0.05, 0.1, 0.2]
     settings.queueing.error_delays = [0.05, 0.1, 0.2]
     settings.execution.default_backoff = 0.2

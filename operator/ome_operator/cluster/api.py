@@ -60,6 +60,13 @@ KINDS: dict[tuple[str, str], KindInfo] = {
         KindInfo("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets"),
         KindInfo("ome.io/v1beta1", "InferenceReplica", "inferencereplicas"),
         KindInfo("ome.io/v1beta1", "InferenceService", "inferenceservices"),
+        KindInfo("ome.io/v1beta1", "ServingRuntime", "servingruntimes"),
+        KindInfo(
+            "ome.io/v1beta1", "ClusterServingRuntime", "clusterservingruntimes", namespaced=False
+        ),
+        KindInfo("ome.io/v1beta1", "BaseModel", "basemodels"),
+        KindInfo("ome.io/v1beta1", "ClusterBaseModel", "clusterbasemodels", namespaced=False),
+        KindInfo("ome.io/v1beta1", "AcceleratorClass", "acceleratorclasses", namespaced=False),
     )
 }
 

@@ -8,7 +8,7 @@ when the server no longer has that version (410 Gone) the collection is listed a
 receiver works out what changed meanwhile; when it expires again before any change arrived,
 the next list waits a backoff. Every other failure is logged and retried with backoff, so
 nothing is lost. A collection the server does not serve (404) is handed over as empty until
-it is served.
+it is served. Objects are handed over without their ``managedFields``.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ class Informer:
                 # List items may leave out their kind; watch events never do.
                 item.setdefault("apiVersion", self.kind.api_version)
                 item.setdefault("kind", self.kind.kind)
-                items.append(item)
+                items.append(_lean(item))
             token = meta.get("continue")
             if not token:
                 break
@@ -221,4 +221,13 @@ class Informer:
         version = resource_version(obj)
         if version:
             self._version = version
-        return Changed(kind, obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None
+        return Changed(kind, _lean(obj)) if kind in ("ADDED", "MODIFIED", "DELETED") else None
+
+
+def _lean(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object without its ``managedFields``: nothing here reads them, they are often as big
+    as the rest of the object, and they nest as deep as its deepest field."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj

@@ -11,13 +11,12 @@ nothing: every InferenceService is reconciled at start anyway.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..cluster.api import KINDS, KindInfo, KubeApi, resource_version
-from ..cluster.informing import Informer, Message, Relisted
+from ..cluster.api import resource_version
 from ..core.rendering.metadata import OWNER_LABEL
+from .watches import Collection, Watched, kind_named
 
 __all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange"]
 
@@ -43,21 +42,17 @@ def _newer(version: str | None, than: str | None) -> bool:
         return False
 
 
-class KindCache:
+class KindCache(Collection):
     """One kind's objects as the watch last showed them: by name, and by owner."""
 
     def __init__(self, kind: str, on_change: OwnerChange, scopes: Iterable[str | None] = (None,)):
+        super().__init__()
         self.kind = kind
         #: The namespaces (None: all) whose listings make the cache complete.
         self.scopes = frozenset(scopes)
-        self._listed: set[str | None] = set()
         self._on_change = on_change
         self._by_name: dict[_Key, Mapping[str, Any]] = {}
         self._by_owner: dict[_Key, dict[str, Mapping[str, Any]]] = {}
-
-    @property
-    def synced(self) -> bool:
-        return self._listed >= self.scopes
 
     def named(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         return self._by_name.get((namespace, name))
@@ -77,25 +72,8 @@ class KindCache:
         if old is not None and _newer(resource_version(obj), resource_version(old)):
             self._change(obj, deleted=False, report=False)
 
-    def apply(self, batch: Iterable[Message]) -> None:
-        for message in batch:
-            if isinstance(message, Relisted):
-                self._relist(message)
-            else:
-                self._change(message.object, deleted=message.type == "DELETED", report=True)
-
-    def _relist(self, listing: Relisted) -> None:
-        scope = listing.namespace
-        report = scope in self._listed
-        fresh = {_key(obj): obj for obj in listing.items}
-        for key, old in sorted(self._by_name.items()):
-            if key not in fresh and scope in (None, key[0]):
-                self._change(old, deleted=True, report=report)
-        for key, obj in sorted(fresh.items()):
-            old = self._by_name.get(key)
-            if old is None or resource_version(old) != resource_version(obj):
-                self._change(obj, deleted=False, report=report)
-        self._listed.add(scope)
+    def _held(self) -> Mapping[_Key, Mapping[str, Any]]:
+        return self._by_name
 
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
         key = _key(obj)
@@ -126,10 +104,8 @@ class OwnedObjects:
         self.caches = {
             kind: KindCache(kind, self._report) for kind in (*self.LABELLED, self.BUDGETS)
         }
-        self.synced = asyncio.Event()
         #: Told of every change to a labelled object (set by the controller).
         self.on_change: OwnerChange | None = None
-        self._informers: list[Informer] = []
 
     def _report(self, namespace: str, owner: str, obj: Mapping[str, Any], deleted: bool) -> None:
         if self.on_change is not None:
@@ -155,55 +131,15 @@ class OwnedObjects:
                 found[(self.BUDGETS, name)] = budget
         return found
 
-    def start(
-        self,
-        api_factory: Callable[[], KubeApi],
-        namespaces: Iterable[str | None],
-        *,
-        retry_delay: Callable[[int], float],
-        leader_worker_sets: bool = True,
-    ) -> None:
-        """Start an informer per kind and namespace (None: all namespaces); a kind that is not
-        installed (the LeaderWorkerSet API) holds nothing and is not watched. Once only."""
-        if self._informers:
-            return
-        loop = asyncio.get_running_loop()
-        scopes = tuple(namespaces)
-        for kind, cache in self.caches.items():
-            if kind == "LeaderWorkerSet" and not leader_worker_sets:
-                cache.scopes = frozenset()
-                continue
-            cache.scopes = frozenset(scopes)
-            for namespace in scopes:
-                informer = Informer(
-                    api_factory(),
-                    _kind_info(kind),
-                    namespace,
-                    self._deliverer(loop, cache),
-                    retry_delay=retry_delay,
-                    label_selector=None if kind == self.BUDGETS else OWNER_LABEL,
-                )
-                self._informers.append(informer)
-                informer.start()
-        self._check_synced()
-
-    def _deliverer(
-        self, loop: asyncio.AbstractEventLoop, cache: KindCache
-    ) -> Callable[[list[Message]], None]:
-        def apply(batch: list[Message]) -> None:
-            cache.apply(batch)
-            self._check_synced()
-
-        return lambda batch: loop.call_soon_threadsafe(apply, batch)
-
-    def _check_synced(self) -> None:
-        if not self.synced.is_set() and all(c.synced for c in self.caches.values()):
-            self.synced.set()
-
-    async def stop(self) -> None:
-        informers, self._informers = self._informers, []
-        await asyncio.gather(*(asyncio.to_thread(i.stop) for i in informers))
-
-
-def _kind_info(kind: str) -> KindInfo:
-    return next(info for info in KINDS.values() if info.kind == kind)
+    def watched(self, *, leader_worker_sets: bool = True) -> list[Watched]:
+        """What to watch for these caches; a kind that is not installed (the LeaderWorkerSet
+        API) holds nothing and is not watched."""
+        return [
+            Watched(
+                kind_named(kind),
+                cache,
+                label_selector=None if kind == self.BUDGETS else OWNER_LABEL,
+            )
+            for kind, cache in self.caches.items()
+            if leader_worker_sets or kind != "LeaderWorkerSet"
+        ]

@@ -1,10 +1,12 @@
 """The InferenceService controller: workers that reconcile queued keys and apply the plans.
 
-Handlers (kopf) only feed it: they keep its caches current and queue keys. Each pass reads a
-snapshot, asks the pure core for a plan, then writes through the API in a worker thread: objects
-in plan order, deletions, the status (only when it changed) and events (once per identical
-decision, OPEN-09). Failures come back with exponential backoff; parked passes wait for a
-watched change (S9).
+Its own watches (``watches``) keep its caches current and queue keys: an InferenceService
+change queues it, a runtime change the InferenceServices it can move (S9), a change to a written
+object its owner. Each pass reads a snapshot, asks the pure core for a plan, then writes through
+the API in a worker thread: objects in plan order, deletions, the status (only when it changed)
+and events (once per identical decision, OPEN-09). Failures come back with exponential backoff;
+parked passes wait for a watched change (S9). A pass that cannot complete for a reason the
+author can fix says so on the InferenceService (``ReconcileFailed``).
 """
 
 from __future__ import annotations
@@ -21,17 +23,25 @@ from typing import Any
 
 from ..cluster.api import ApiError, KubeApi, resource_version
 from ..cluster.applying import apply_object, merge_patch_between, with_owner
+from ..core.conditions import RECONCILE_FAILED, failed_status
 from ..core.operator_config import OperatorConfig
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
 from ..metrics import Metrics
 from ..models import InferenceService, InvalidResourceError, from_manifest
 from .queue import Backoff, WorkQueue
 from .snapshot import Caches, snapshot_for
+from .watches import InferenceServiceFeed, Watched, Watches, kind_named
 
-__all__ = ["EVENT_SOURCE", "Controller"]
+__all__ = ["EVENT_SOURCE", "MALFORMED", "Controller", "event_about"]
 
 #: ``source.component`` of every InferenceService event (OPEN-34).
 EVENT_SOURCE = "v1beta1Controllers"
+#: Reason of the Warning event on a runtime, model or accelerator class that does not parse.
+MALFORMED = "MalformedResource"
+#: API answers that mean the server refuses what the operator renders for an InferenceService
+#: (a bad field, a value out of range, an object too large, no permission), not a passing
+#: failure: the InferenceService is told (``ReconcileFailed``); the pass is retried with backoff.
+REFUSALS = frozenset({400, 403, 413, 422})
 
 logger = logging.getLogger("ome_operator.controller")
 
@@ -47,6 +57,45 @@ def _identity(obj: Mapping[str, Any]) -> tuple[tuple[Any, Any, Any], Any]:
     return (obj.get("kind"), meta.get("namespace"), meta.get("name")), meta.get("resourceVersion")
 
 
+_VOLATILE = ("status", "resourceVersion", "managedFields")
+
+
+def _essence(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a reconcile depends on: everything but status and bookkeeping metadata."""
+    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _VOLATILE}
+    return {**{k: v for k, v in body.items() if k != "status"}, "metadata": meta}
+
+
+def event_about(obj: Mapping[str, Any], event: Event, now: str) -> dict[str, Any]:
+    """The Event object for ``event`` about ``obj`` (of a cluster-scoped object: in
+    ``default``, where kubectl describe looks for them)."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    involved = {
+        "apiVersion": obj.get("apiVersion", "ome.io/v1beta1"),
+        "kind": obj.get("kind", "InferenceService"),
+        "name": meta.get("name"),
+        "uid": meta.get("uid"),
+        "resourceVersion": meta.get("resourceVersion"),
+    }
+    if meta.get("namespace"):
+        involved["namespace"] = meta["namespace"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": f"{meta.get('name')}.", "namespace": namespace},
+        "involvedObject": {k: involved[k] for k in sorted(involved)},
+        "reason": event.reason,
+        "message": event.message,
+        "type": event.type,
+        "source": {"component": EVENT_SOURCE},
+        "reportingComponent": EVENT_SOURCE,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    }
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -57,6 +106,7 @@ class Controller:
     config_source: Callable[[], OperatorConfig]
     metrics: Metrics
     caches: Caches = field(default_factory=Caches)
+    watches: Watches = field(default_factory=Watches)
     backoff: Backoff = field(default_factory=Backoff)
     lws_installed: bool = True
     workers: int = 4
@@ -88,6 +138,15 @@ class Controller:
         if self._queue is None:
             self._queue = WorkQueue(self.backoff)
         return self._queue
+
+    def seen(self, key: Key, body: Mapping[str, Any]) -> None:
+        """The watch shows an InferenceService as it now is: decide again unless only its
+        status or bookkeeping moved."""
+        known = self.isvcs.get(key)
+        if known is not None and _essence(known) == _essence(body):
+            self.isvcs[key] = dict(body)
+            return
+        self.observe(key, body)
 
     def observe(self, key: Key, body: Mapping[str, Any] | None) -> None:
         """An InferenceService changed (``None``: it is gone)."""
@@ -135,23 +194,58 @@ class Controller:
     # -- running -----------------------------------------------------------------------------
 
     def __post_init__(self) -> None:
-        self.caches.objects.on_change = self.owned_changed
+        caches = self.caches
+        caches.objects.on_change = self.owned_changed
+        caches.serving_runtimes.on_change = lambda obj: self.requeue(_identity(obj)[0][1] or "")
+        caches.cluster_serving_runtimes.on_change = lambda obj: self.requeue(None)
+        for source in caches.sources:
+            source.on_malformed = self.set_aside
 
-    def start(self) -> None:
-        """Start the workers; they take keys once the owned objects are listed."""
+    def start(
+        self,
+        api_factory: Callable[[], KubeApi],
+        namespaces: tuple[str | None, ...] = (None,),
+    ) -> None:
+        """Start the watches and the workers; the workers take keys once every watch has
+        listed. Once only."""
         self._loop = asyncio.get_running_loop()
+        isvcs = InferenceServiceFeed(lambda: self.isvcs, self.seen, self._gone)
+        self.watches.start(
+            api_factory,
+            [
+                Watched(kind_named("InferenceService"), isvcs),
+                *self.caches.watched(leader_worker_sets=self.lws_installed),
+            ],
+            namespaces,
+            retry_delay=self.backoff.delay,
+        )
         if not self._tasks:
             self._tasks = [asyncio.create_task(self._work()) for _ in range(self.workers)]
+
+    def _gone(self, key: Key) -> None:
+        self.observe(key, None)
 
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
-        await self.caches.objects.stop()
+        await self.watches.stop()
+
+    def set_aside(self, obj: Mapping[str, Any], problem: str) -> None:
+        """A runtime, model or accelerator class that does not parse: it is left out of every
+        decision until it changes. Logged, and a Warning event on it, once per version."""
+        (kind, namespace, name), _ = _identity(obj)
+        logger.error(
+            "Ignoring a malformed object until it changes",
+            extra={"kind": kind, "namespace": namespace, "resource": name, "error": problem},
+        )
+        if self._loop is not None:
+            event = Event("Warning", MALFORMED, f"{problem}; it is ignored until it changes")
+            self._loop.run_in_executor(None, self._post_about, obj, event)
 
     async def _work(self) -> None:
-        await self.caches.objects.synced.wait()
+        await self.watches.synced.wait()
         while True:
             key = await self.queue.get()
             failed = True
@@ -174,27 +268,35 @@ class Controller:
         try:
             isvc = from_manifest(body)
         except InvalidResourceError as exc:
+            # Nothing can be decided for it until it changes (its change re-queues it).
             logger.error(
                 "Invalid InferenceService",
                 extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
             )
+            written = await asyncio.to_thread(self._report_failure, key, body, str(exc))
+            self._keep_status(key, body, written)
             self.metrics.record_reconcile(Outcome.PARKED, time.monotonic() - started)
             return False
         snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=_now())
         plan, outcome, written = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
+        self._keep_status(key, body, written)
+        self._record(key, plan)
+        self.metrics.record_reconcile(outcome, time.monotonic() - started)
+        return outcome is Outcome.ERROR
+
+    def _keep_status(
+        self, key: Key, body: Mapping[str, Any], written: Mapping[str, Any] | None
+    ) -> None:
+        """Take the status this pass wrote while the watch has not caught up with it: a pass
+        before it does must not see the old status (a second write, a repeated event). Only
+        the status is taken: a spec change in between still arrives as a change."""
         known = self.isvcs.get(key)
         if (
             written is not None
             and known is not None
             and resource_version(known) == resource_version(body)
         ):
-            # The watch has not caught up with our own status write yet: a pass before it does
-            # must not see the old status (a second write, a repeated RuntimeNotFound event).
-            # Only the status is taken: a spec change in between still arrives as a change.
             self.isvcs[key] = {**known, "status": written.get("status") or {}}
-        self._record(key, plan)
-        self.metrics.record_reconcile(outcome, time.monotonic() - started)
-        return outcome is Outcome.ERROR
 
     def _pass(
         self, key: Key, body: Mapping[str, Any], isvc: InferenceService, snapshot: Snapshot
@@ -213,6 +315,14 @@ class Controller:
                     extra={"namespace": key[0], "inferenceService": key[1]},
                 )
                 return plan, Outcome.PARKED, None
+            if exc.reason == "AlreadyExists":
+                # Created by a pass whose object the watch has not delivered yet: by the retry
+                # (with backoff) the cache holds it. A race, not a failure.
+                logger.info(
+                    "Object exists but is not in the watch cache yet; retrying",
+                    extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
+                )
+                return plan, Outcome.ERROR, None
             logger.error(
                 "Failed to write InferenceService workloads",
                 extra={
@@ -222,8 +332,35 @@ class Controller:
                     "status": exc.status,
                 },
             )
-            return plan, Outcome.ERROR, None
+            refused = exc.status in REFUSALS
+            return (
+                plan,
+                Outcome.ERROR,
+                self._report_failure(key, body, str(exc)) if refused else None,
+            )
         return plan, plan.outcome, written
+
+    def _report_failure(
+        self, key: Key, body: Mapping[str, Any], message: str
+    ) -> dict[str, Any] | None:
+        """Tell the InferenceService's author why no pass completes: ``Ready=False``, reason
+        ``ReconcileFailed``, and one Warning event per distinct message. Returns the object as
+        the status write left it (None: nothing written)."""
+        api, old = self._client(), body.get("status") or {}
+        status = failed_status(old, message, now=_now())
+        try:
+            written = None
+            if status != old:
+                patch = merge_patch_between(old if isinstance(old, dict) else {}, status)
+                written = api.merge_patch(body, {"status": patch}, subresource="status")
+            self._post(api, key, body, Event("Warning", RECONCILE_FAILED, message))
+        except ApiError as exc:  # the next pass tries again
+            logger.warning(
+                "Failed to report a failed reconcile",
+                extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
+            )
+            return None
+        return written
 
     # -- writing (worker thread) ---------------------------------------------------------------
 
@@ -245,7 +382,11 @@ class Controller:
             logger.log(level, record.message, extra=dict(record.fields))
         for obj in plan.apply:
             current = existing.get((obj["kind"], obj["metadata"]["name"]))
-            self._apply(api, key, with_owner(obj, body), current)
+            try:
+                self._apply(api, key, with_owner(obj, body), current)
+            except ApiError as exc:  # say which object: the server's text may not
+                message = f"cannot write {obj['kind']} {obj['metadata']['name']}: {exc.message}"
+                raise ApiError(exc.status, message, exc.reason, exc.causes) from None
         for obj in plan.delete:
             api.delete(obj)
         written = None
@@ -286,33 +427,21 @@ class Controller:
         identity = (event.reason, event.message)
         if event.reason != "RuntimeNotFound" and identity in posted:
             return
-        now = _now()
-        api.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Event",
-                "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
-                "involvedObject": {
-                    "apiVersion": body.get("apiVersion", "ome.io/v1beta1"),
-                    "kind": "InferenceService",
-                    "name": meta["name"],
-                    "namespace": meta["namespace"],
-                    "uid": meta.get("uid"),
-                    "resourceVersion": meta.get("resourceVersion"),
-                },
-                "reason": event.reason,
-                "message": event.message,
-                "type": event.type,
-                "source": {"component": EVENT_SOURCE},
-                "reportingComponent": EVENT_SOURCE,
-                "firstTimestamp": now,
-                "lastTimestamp": now,
-                "count": 1,
-            }
-        )
+        api.create(event_about(body, event, _now()))
         if event.reason != "RuntimeNotFound":  # posted on every pass: nothing to remember
             posted.add(identity)
         self._posted[key] = (generation, posted)
+
+    def _post_about(self, obj: Mapping[str, Any], event: Event) -> None:
+        """Post an event about any object, in a worker thread; a failure is only logged."""
+        try:
+            self._client().create(event_about(obj, event, _now()))
+        except ApiError as exc:
+            (kind, namespace, name), _ = _identity(obj)
+            logger.warning(
+                "Failed to post an event",
+                extra={"kind": kind, "namespace": namespace, "resource": name, "error": str(exc)},
+            )
 
     # -- metrics -------------------------------------------------------------------------------
 

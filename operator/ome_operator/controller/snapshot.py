@@ -1,13 +1,13 @@
 """Snapshots for one reconcile, read from watch-fed caches, never from lists.
 
-``Caches`` holds references to kopf's live indexes (runtimes, models, accelerator classes) and
-the informer-fed objects the operator writes; ``snapshot_for`` turns them into the core's
+``Caches`` holds the parsed indexes of what reconciles read (runtimes, models, accelerator
+classes) and the objects the operator writes; ``snapshot_for`` turns them into the core's
 ``Snapshot`` for one InferenceService.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,59 +15,93 @@ from ..core.model_catalog import ModelCatalog
 from ..core.reconciling import Snapshot
 from ..core.rendering.naming import component_name
 from ..core.selection import RuntimeCatalog
-from ..models import COMPONENTS, InferenceService, ModelResource, ServingRuntime
+from ..models import COMPONENTS, InferenceService
 from .owned import OwnedObjects
+from .sources import SourceIndex
+from .watches import Watched, kind_named
 
 __all__ = ["Caches", "snapshot_for"]
 
 
-def _values(index: Mapping[Any, Iterable[Any]] | None, key: Any) -> list[Any]:
-    if index is None or key not in index:
-        return []
-    return list(index[key])
+def _namespace(obj: Mapping[str, Any]) -> str:
+    return (obj.get("metadata") or {}).get("namespace") or ""
+
+
+def _cluster(obj: Mapping[str, Any]) -> None:
+    return None
+
+
+def _namespaced_name(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return (obj.get("metadata") or {}).get("name") or ""
 
 
 @dataclass
 class Caches:
-    """Live mappings fed by watches: key -> iterable of values (kopf ``Index`` semantics)."""
+    """Watch-fed state: key -> the parsed values under it, and the written objects."""
 
-    serving_runtimes: Mapping[Any, Iterable[ServingRuntime]] | None = None  # namespace
-    cluster_serving_runtimes: Mapping[Any, Iterable[ServingRuntime]] | None = None  # None
-    base_models: Mapping[Any, Iterable[ModelResource]] | None = None  # (namespace, name)
-    cluster_base_models: Mapping[Any, Iterable[ModelResource]] | None = None  # name
-    accelerator_classes: Mapping[Any, Iterable[str]] | None = None  # None
+    serving_runtimes: SourceIndex = field(
+        default_factory=lambda: SourceIndex("ServingRuntime", _namespace)
+    )
+    cluster_serving_runtimes: SourceIndex = field(
+        default_factory=lambda: SourceIndex("ClusterServingRuntime", _cluster)
+    )
+    base_models: SourceIndex = field(
+        default_factory=lambda: SourceIndex("BaseModel", _namespaced_name)
+    )
+    cluster_base_models: SourceIndex = field(
+        default_factory=lambda: SourceIndex("ClusterBaseModel", _name)
+    )
+    accelerator_classes: SourceIndex = field(
+        default_factory=lambda: SourceIndex("AcceleratorClass", _cluster, _name)
+    )
     #: What the operator writes, by owner (and PodDisruptionBudgets by name).
     objects: OwnedObjects = field(default_factory=OwnedObjects)
-    #: namespace -> (the runtime objects it was built from, the catalog): a catalog is reused
-    #: while its runtimes are, so selection's memo serves a whole reconcile wave.
-    _catalogs: dict[str, tuple[tuple[ServingRuntime, ...], RuntimeCatalog]] = field(
-        default_factory=dict
-    )
+    #: namespace -> (the versions of the runtimes it was built from, the catalog): a catalog is
+    #: reused while its runtimes stand, so selection's memo serves a whole reconcile wave.
+    _catalogs: dict[str, tuple[tuple[int, int], RuntimeCatalog]] = field(default_factory=dict)
 
     @property
-    def ready(self) -> bool:
-        return self.serving_runtimes is not None
+    def sources(self) -> tuple[SourceIndex, ...]:
+        return (
+            self.serving_runtimes,
+            self.cluster_serving_runtimes,
+            self.base_models,
+            self.cluster_base_models,
+            self.accelerator_classes,
+        )
+
+    def watched(self, *, leader_worker_sets: bool = True) -> list[Watched]:
+        own = self.objects.watched(leader_worker_sets=leader_worker_sets)
+        return [*(Watched(kind_named(s.kind), s) for s in self.sources), *own]
 
     def runtimes(self, namespace: str) -> RuntimeCatalog:
-        found = tuple(
-            _values(self.serving_runtimes, namespace) + _values(self.cluster_serving_runtimes, None)
+        versions = (
+            self.serving_runtimes.version(namespace),
+            self.cluster_serving_runtimes.version(None),
         )
         cached = self._catalogs.get(namespace)
-        if cached is not None and len(cached[0]) == len(found):
-            if all(a is b for a, b in zip(cached[0], found, strict=True)):
-                return cached[1]
+        if cached is not None and cached[0] == versions:
+            return cached[1]
+        found = self.serving_runtimes.get(namespace, ()) + self.cluster_serving_runtimes.get(
+            None, ()
+        )
         catalog = RuntimeCatalog.of(found)
-        self._catalogs[namespace] = (found, catalog)
+        self._catalogs[namespace] = (versions, catalog)
         return catalog
 
     def models(self, namespace: str, name: str) -> ModelCatalog:
         """Only the entries a lookup of ``name`` in ``namespace`` can read."""
-        base = _values(self.base_models, (namespace, name))
-        cluster = _values(self.cluster_base_models, name)
+        base = self.base_models.get((namespace, name), ())
+        cluster = self.cluster_base_models.get(name, ())
         return ModelCatalog.of([*base[:1], *cluster[:1]])
 
     def accelerator_class_names(self) -> frozenset[str]:
-        return frozenset(_values(self.accelerator_classes, None))
+        return frozenset(self.accelerator_classes.get(None, ()))
 
 
 def snapshot_for(

@@ -30,10 +30,12 @@ from .selection import (
 )
 
 __all__ = [
+    "MAX_REPLICAS",
     "AdmissionDenied",
     "AdmissionVerdict",
     "SelectionOutcome",
     "mode_typo_warnings",
+    "replica_range_problem",
     "review_inference_service",
     "review_serving_runtime",
 ]
@@ -43,6 +45,9 @@ _PERCENT = re.compile(r"(0|[1-9][0-9]?|100)%")
 #: value of the ``ome.io/inferenceservice`` label on every object it owns (at most 63 characters).
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _MODES = ", ".join(m.value for m in DeploymentMode)
+#: Replica counts become a Deployment's, LeaderWorkerSet's or InferenceReplica's
+#: ``spec.replicas``: an int32.
+MAX_REPLICAS = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,25 @@ def _check_pdb_fields(isvc: InferenceService) -> None:
                     f"spec.{name}.{budget} must be a non-negative integer "
                     "or a percentage from 0% to 100%"
                 )
+
+
+def replica_range_problem(place: str, spec: ComponentSpec) -> str:
+    """Why ``spec``'s replica bounds cannot be written (``place``: ``spec.engine``, ...);
+    "" when they can. ``maxReplicas: 0`` means unset (S4)."""
+    for bound, value in (("minReplicas", spec.min_replicas), ("maxReplicas", spec.max_replicas)):
+        if value is not None and not 0 <= value <= MAX_REPLICAS:
+            return f"{place}.{bound} must be from 0 to {MAX_REPLICAS} (got {value})"
+    low, high = spec.min_replicas, spec.max_replicas
+    if low is not None and high and low > high:
+        return f"{place}.minReplicas ({low}) must not be greater than {place}.maxReplicas ({high})"
+    return ""
+
+
+def _check_replicas(isvc: InferenceService) -> None:
+    for name, spec in _components(isvc):
+        problem = replica_range_problem(f"spec.{name}", spec)
+        if problem:
+            raise AdmissionDenied(problem)
 
 
 def _check_leader_worker_pairing(isvc: InferenceService) -> None:
@@ -261,6 +285,7 @@ def review_inference_service(
         if isvc.spec.model is None and isvc.spec.runtime is None:
             raise AdmissionDenied("at least one of spec.model or spec.runtime must be set")
         _check_pdb_fields(isvc)
+        _check_replicas(isvc)
         _check_leader_worker_pairing(isvc)
         _check_mode_combination(isvc)
         if isvc.spec.model is not None:
@@ -287,6 +312,11 @@ def review_serving_runtime(
 
 
 def _runtime_denial(runtime: ServingRuntime, accelerator_classes: frozenset[str]) -> str:
+    for name in COMPONENTS:
+        config = runtime.spec.config(name)
+        problem = replica_range_problem(f"spec.{name}Config", config) if config else ""
+        if problem:
+            return problem
     requirements = runtime.spec.accelerator_requirements
     listed = (requirements.accelerator_classes or []) if requirements else []
     missing = [name for name in listed if name not in accelerator_classes]

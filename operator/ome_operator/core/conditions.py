@@ -11,13 +11,19 @@ from typing import Any
 
 __all__ = [
     "COMPONENT_CONDITION",
+    "RECONCILE_FAILED",
     "component_condition",
     "condition",
+    "failed_status",
     "find_condition",
     "merge_conditions",
     "omenative_counts",
     "ready_condition",
 ]
+
+#: Reason of ``Ready=False`` when a pass cannot complete for a reason the InferenceService's
+#: author can fix: it does not parse, or the API server refuses what it renders.
+RECONCILE_FAILED = "ReconcileFailed"
 
 #: The condition each component's readiness is reported under.
 COMPONENT_CONDITION = {"engine": "EngineReady", "decoder": "DecoderReady", "router": "RouterReady"}
@@ -161,3 +167,19 @@ def merge_conditions(
     merged = {c["type"]: dict(c) for c in previous if "type" in c}
     merged.update({c["type"]: dict(c) for c in updates})
     return [merged[kind] for kind in sorted(merged)]
+
+
+def failed_status(status: Any, message: str, *, now: str) -> dict[str, Any]:
+    """The status of an InferenceService whose pass failed with ``message``:
+    ``Ready=False``, reason ``ReconcileFailed``; every other condition and field as it was."""
+    kept = dict(status) if isinstance(status, Mapping) else {}
+    previous = [c for c in kept.get("conditions") or [] if isinstance(c, Mapping)]
+    ready = condition(
+        "Ready",
+        "False",
+        RECONCILE_FAILED,
+        message,
+        previous=find_condition(previous, "Ready"),
+        now=now,
+    )
+    return {**kept, "conditions": merge_conditions(previous, [ready])}

@@ -7,14 +7,14 @@ validated. A malformed object is denied with the message that names its field an
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import kopf
 
+from ..controller.snapshot import Caches
 from ..core.admission import AdmissionVerdict, review_inference_service, review_serving_runtime
-from ..models import InferenceService, InvalidResourceError, ServingRuntime, from_manifest
-from .indexes import GROUP, VERSION
-from .watching import bind
+from ..models import InferenceService, InvalidResourceError, ServingRuntime, storable_manifest
 
 __all__ = [
     "validate_cluster_serving_runtime",
@@ -27,6 +27,23 @@ __all__ = [
 #: so the handlers also pass anything else (DELETE above all) unvalidated (S7.1).
 _OPERATIONS = ["CREATE", "UPDATE"]
 _DENIED = 403
+GROUP, VERSION = "ome.io", "v1beta1"
+#: Seconds a review waits for the first listings at start (the API server gives it 10).
+SYNC_WAIT = 5.0
+_STARTING = (
+    "the ome-operator is still reading the cluster's runtimes and models; try again in a moment"
+)
+
+
+async def _caches(memo: kopf.Memo) -> Caches:
+    """The controller's caches, once every watch has listed: a review never answers from a
+    half-read cluster."""
+    controller = memo.controller
+    try:
+        await asyncio.wait_for(controller.watches.synced.wait(), SYNC_WAIT)
+    except TimeoutError:
+        raise kopf.AdmissionError(_STARTING, code=503) from None
+    return controller.caches
 
 
 def warning_kind(text: str) -> str | None:
@@ -57,8 +74,10 @@ def _answer(
 
 
 def _parse(body: kopf.Body, kind: str, operation: str, memo: kopf.Memo) -> Any:
+    """The object's model; a denial naming the field for one that does not parse, is nested
+    too deep or is too big to store (``models.limits``)."""
     try:
-        return from_manifest(dict(body))
+        return storable_manifest(dict(body))
     except InvalidResourceError as exc:
         memo.controller.metrics.record_admission(kind, operation, False)
         raise kopf.AdmissionError(str(exc), code=_DENIED) from None
@@ -68,11 +87,11 @@ def _parse(body: kopf.Body, kind: str, operation: str, memo: kopf.Memo) -> Any:
     GROUP, VERSION, "inferenceservices", id="validate-inferenceservice", operations=_OPERATIONS
 )
 async def validate_inference_service(
-    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **kwargs: Any
+    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
 ) -> None:
     if operation not in _OPERATIONS:
         return
-    caches = bind(memo, kwargs).caches
+    caches = await _caches(memo)
     isvc: InferenceService = _parse(body, "InferenceService", operation, memo)
     model = isvc.spec.model.name if isvc.spec.model else ""
     verdict = review_inference_service(
@@ -87,11 +106,10 @@ async def _validate_runtime(
     operation: str,
     warnings: list[str],
     memo: kopf.Memo,
-    kwargs: dict[str, Any],
 ) -> None:
     if operation not in _OPERATIONS:
         return
-    caches = bind(memo, kwargs).caches
+    caches = await _caches(memo)
     runtime: ServingRuntime = _parse(body, kind, operation, memo)
     verdict = review_serving_runtime(runtime, caches.accelerator_class_names())
     _answer(verdict, kind, operation, warnings, memo)
@@ -105,15 +123,15 @@ async def _validate_runtime(
     operations=_OPERATIONS,
 )
 async def validate_cluster_serving_runtime(
-    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **kwargs: Any
+    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
 ) -> None:
-    await _validate_runtime(body, "ClusterServingRuntime", operation, warnings, memo, kwargs)
+    await _validate_runtime(body, "ClusterServingRuntime", operation, warnings, memo)
 
 
 @kopf.on.validate(
     GROUP, VERSION, "servingruntimes", id="validate-servingruntime", operations=_OPERATIONS
 )
 async def validate_serving_runtime(
-    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **kwargs: Any
+    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
 ) -> None:
-    await _validate_runtime(body, "ServingRuntime", operation, warnings, memo, kwargs)
+    await _validate_runtime(body, "ServingRuntime", operation, warnings, memo)

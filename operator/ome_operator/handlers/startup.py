@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import threading
 from typing import Any
 
+import aiohttp.web
 import kopf
 import prometheus_client
 from kubernetes import client as k8s_client
@@ -21,7 +24,7 @@ from ..settings import RunOptions, parse_bind_address
 from .certificates import ManagedCertificate
 
 __all__ = [
-    "NoDiffBase",
+    "ReviewServer",
     "build_controller",
     "credentials_problem",
     "kube_api",
@@ -29,6 +32,21 @@ __all__ = [
 ]
 
 logger = logging.getLogger("ome_operator.startup")
+
+
+#: The API server stores objects nested up to 10,000 levels; decoding one takes two levels of
+#: recursion per level of nesting, and about 200 bytes of C stack each.
+RECURSION_LIMIT = 25_000
+#: Stack of every thread started after start-up (informers, workers): ten times what decoding
+#: the deepest object the API server stores takes (measured: under 2 MiB).
+THREAD_STACK = 16 * 2**20
+
+
+def allow_deep_objects() -> None:
+    """Let watches and reviews decode any object the API server can send: its nesting is
+    checked (and refused over ``models.limits.MAX_NESTING``) only once it is decoded."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+    threading.stack_size(THREAD_STACK)
 
 
 def kube_api() -> KubeApi:
@@ -81,22 +99,19 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
     )
 
 
-class NoDiffBase(kopf.DiffBaseStorage):
-    """No last-handled state: this operator registers no change-detecting handlers
-    (``on.create``/``on.update``/``on.field``), only event, index, probe and admission ones.
+#: Bytes of one AdmissionReview the webhook reads: an UPDATE carries the object and its old
+#: version, each up to the 3 MiB an API server takes per request (aiohttp's default is 1 MiB,
+#: which would fail every review of an object over about 1 MiB).
+MAX_REVIEW_BYTES = 8 * 2**20
 
-    kopf otherwise builds a deep-copied essence of every watched object on every event only to
-    diff it for such handlers; nothing is stored on the objects either way.
-    """
 
-    def build(self, *, body: kopf.Body, extra_fields: Any = None) -> Any:
-        return {}
+class ReviewServer(kopf.WebhookServer):
+    """kopf's webhook server, reading reviews up to ``MAX_REVIEW_BYTES``."""
 
-    def fetch(self, *, body: kopf.Body) -> None:
-        return None
-
-    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: Any) -> None:
-        return None
+    @staticmethod
+    async def _serve(fn: Any, request: aiohttp.web.Request) -> aiohttp.web.Response:
+        larger = request.clone(client_max_size=MAX_REVIEW_BYTES)
+        return await kopf.WebhookServer._serve(fn, larger)
 
 
 async def _webhook_server(
@@ -118,7 +133,7 @@ async def _webhook_server(
             raise kopf.TemporaryError(str(exc), delay=10) from None
         memo.certificate_task = asyncio.create_task(managed.keep_fresh())
         certfile, keyfile = managed.certfile, managed.keyfile
-    return kopf.WebhookServer(
+    return ReviewServer(
         addr=options.webhook_bind_address,
         port=options.webhook_port,
         host=options.webhook_host,
@@ -132,11 +147,11 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     options: RunOptions = memo.get("options") or RunOptions()
     settings.posting.enabled = False  # events are the controller's, with their own source
     settings.peering.standalone = True
-    # The ome.io CRDs are installed before the operator: no CRD or namespace watch (and no RBAC
-    # for one) to discover them later.
+    # kopf watches nothing: the controller's own informers do (``controller.watches``). Nor does
+    # it scan for CRDs or namespaces (no RBAC for either).
     settings.scanning.disabled = True
+    allow_deep_objects()
     settings.networking.request_timeout = 60
-    settings.persistence.diffbase_storage = NoDiffBase()
     if memo.get("controller") is None:
         memo.controller = build_controller(options)
     controller: Controller = memo.controller
@@ -152,12 +167,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     controller.lws_installed = await asyncio.to_thread(
         leader_worker_sets_installed, controller.api_factory()
     )
-    controller.caches.objects.start(
-        kube_api,
-        options.namespaces or (None,),
-        retry_delay=controller.backoff.delay,
-        leader_worker_sets=controller.lws_installed,
-    )
+    controller.start(kube_api, tuple(options.namespaces) or (None,))
     bind = parse_bind_address(options.metrics_bind_address)
     if bind is not None and memo.get("metrics_started") is None:
         prometheus_client.start_http_server(bind[1], addr=bind[0])

@@ -11,7 +11,7 @@ from .inference_service import (
     ModelRef,
     RuntimeRef,
 )
-from .resources import MODEL_BY_KIND, from_manifest
+from .resources import MODEL_BY_KIND, from_manifest, storable_manifest
 from .serving_runtime import (
     AcceleratorRequirements,
     ModelFormat,
@@ -49,4 +49,5 @@ __all__ = [
     "WorkerSpec",
     "from_manifest",
     "parse",
+    "storable_manifest",
 ]

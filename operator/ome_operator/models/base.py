@@ -24,6 +24,8 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from .limits import nesting_problem
+
 __all__ = ["CRDModel", "IntOrString", "InvalidResourceError", "JsonDict", "ObjectMeta", "parse"]
 
 JsonDict = dict[str, Any]
@@ -130,7 +132,11 @@ M = TypeVar("M", bound="CRDModel")
 
 
 def parse(model: type[M], obj: Any, *, kind: str, name: str) -> M:
-    """Build ``model`` from ``obj`` or raise InvalidResourceError listing every problem."""
+    """Build ``model`` from ``obj`` or raise InvalidResourceError listing every problem; an
+    object nested over the limit is refused before anything recursive reads it."""
+    deep = nesting_problem(obj)
+    if deep is not None:
+        raise InvalidResourceError(kind, name, ((_path(deep[0]) or "(root)", deep[1]),))
     try:
         return model.model_validate(obj)
     except ValidationError as exc:

@@ -9,9 +9,10 @@ from .accelerator_class import AcceleratorClass
 from .base import CRDModel, InvalidResourceError, parse
 from .base_model import ModelResource
 from .inference_service import InferenceService
+from .limits import size_problem
 from .serving_runtime import ServingRuntime
 
-__all__ = ["MODEL_BY_KIND", "from_manifest"]
+__all__ = ["MODEL_BY_KIND", "from_manifest", "storable_manifest"]
 
 #: The ome.io kinds this operator reads, and the model each one parses into.
 MODEL_BY_KIND: dict[str, type[CRDModel]] = {
@@ -52,3 +53,13 @@ def from_manifest(obj: Any) -> CRDModel:
         )
         raise InvalidResourceError(shown, _display_name(obj), (("kind", problem),))
     return parse(model, obj, kind=kind, name=_display_name(obj))
+
+
+def storable_manifest(obj: Any) -> CRDModel:
+    """``from_manifest``, and refused when too big for an API server to store (admission's
+    parse: the controller only ever reads stored objects)."""
+    model = from_manifest(obj)
+    too_big = size_problem(obj)
+    if too_big is not None:
+        raise InvalidResourceError(obj["kind"], _display_name(obj), (("(root)", too_big),))
+    return model
