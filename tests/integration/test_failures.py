@@ -30,6 +30,7 @@ from tests.integration.observing import (
     status_writes,
     stored,
     without_times,
+    writes,
 )
 from tests.support.kube_access import apply_object, eventually
 
@@ -502,3 +503,23 @@ async def test_an_object_created_before_the_watch_shows_it_is_a_quiet_retry(
     assert records(caplog, CONTROLLER, "Failed to write InferenceService workloads") == []
     assert records(caplog, CONTROLLER, "Object exists but is not in the watch cache yet; retrying")
     assert condition_of(kube, "chat", "Ready")["reason"] != "ReconcileFailed"
+
+
+async def test_a_malformed_inference_service_being_deleted_is_left_to_the_garbage_collector(
+    kube, operator
+):
+    bad = isvc_manifest("bad", engine={"minReplicas": "two"})
+    bad["metadata"]["finalizers"] = ["example.com/hold"]  # someone else's: it stays a while
+    await seed(kube, operator, VLLM, LLAMA)
+    await apply_object(kube, bad)
+    await eventually(lambda: events_for(kube, "bad"))
+    await delete(kube, ISVC, "default", "bad")
+    await settle(kube, operator)
+    mark = len(requests(kube))
+
+    await patch(kube, ISVC, "default", "bad", {"spec": {"engine": {"minReplicas": "three"}}})
+    await settle(kube, operator)
+
+    assert writes(kube, mark) == [  # the test's own: no status, no event about the new value
+        "PATCH /apis/ome.io/v1beta1/namespaces/default/inferenceservices/bad"
+    ]

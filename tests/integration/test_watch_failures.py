@@ -72,29 +72,55 @@ async def test_a_watch_request_answered_410_relists_and_the_operator_carries_on(
 
 
 def deep_runtime(levels: int) -> dict[str, Any]:
-    runner = {**RUNNER, "resources": {"claims": []}, "x-config": nested(levels)}
+    runner = {**RUNNER, "x-config": nested(levels)}
     return runtime_manifest("deep", engineConfig={"runner": runner})
 
 
-async def test_a_runtime_nested_beyond_any_parser_is_set_aside_and_the_rest_goes_on(
-    kube, operator, caplog
+def deep_model(levels: int) -> dict[str, Any]:
+    return model_manifest("deep", storage=MODEL_STORAGE, x=nested(levels))
+
+
+@pytest.mark.parametrize(
+    ("manifest", "problem"),
+    [
+        pytest.param(
+            deep_runtime(5_000),
+            'ClusterServingRuntime "deep" is invalid: spec.engineConfig.runner["x-config"]'
+            + ".a" * 96,
+            id="a ClusterServingRuntime",
+        ),
+        pytest.param(
+            deep_model(5_000),
+            'ClusterBaseModel "deep" is invalid: spec.x' + ".a" * 98,
+            id="a ClusterBaseModel",
+        ),
+    ],
+)
+async def test_an_object_nested_beyond_any_parser_is_set_aside_and_the_rest_goes_on(
+    kube, operator, caplog, manifest, problem
 ):
     caplog.set_level(logging.ERROR, logger="ome_operator.controller")
     await seed(kube, operator, VLLM, LLAMA)
-    await apply_object(kube, deep_runtime(5_000))
+    await apply_object(kube, manifest)
     await apply_object(kube, isvc_manifest("chat"))
     await eventually(lambda: status_of(kube, "chat").get("runtime"))
     await eventually(lambda: events_for(kube, "deep"))
     await settle(kube, operator)
 
-    [event] = [event_summary(e) for e in events_for(kube, "deep")]
-    assert (event["type"], event["reason"]) == ("Warning", "MalformedResource")
-    assert event["message"].startswith(
-        'ClusterServingRuntime "deep" is invalid: spec.engineConfig.runner["x-config"].a.a.'
-    )
-    assert event["message"].endswith(
-        ": nested more than 100 levels deep (the limit is 100); it is ignored until it changes"
-    )
+    assert [event_summary(e) for e in events_for(kube, "deep")] == [
+        {
+            "type": "Warning",
+            "reason": "MalformedResource",
+            "message": f"{problem}: nested more than 100 levels deep (the limit is 100); "
+            "it is ignored until it changes",
+            "involvedObject": {
+                "apiVersion": "ome.io/v1beta1",
+                "kind": manifest["kind"],
+                "name": "deep",
+            },
+            "source": {"component": "v1beta1Controllers"},
+        }
+    ]
     assert status_of(kube, "chat")["runtime"]["name"] == "vllm"
     assert [r.getMessage() for r in caplog.records] == [
         "Ignoring a malformed object until it changes"

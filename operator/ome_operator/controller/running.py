@@ -66,6 +66,33 @@ def _essence(body: Mapping[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in body.items() if k != "status"}, "metadata": meta}
 
 
+class OwnerGoing(Exception):
+    """The InferenceService is gone or being deleted, though the watch has not said so yet."""
+
+
+def _owned_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
+    uid = (owner.get("metadata") or {}).get("uid")
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return any(ref.get("uid") == uid for ref in refs)
+
+
+def _recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
+    """Before adopting an object (it lacks our owner reference), read the InferenceService
+    itself, not the cache: the garbage collector removes owner references of an owner being
+    deleted with ``--cascade=orphan``, and its watch event may come before the owner's; an
+    adoption then would have the collector delete what it just orphaned. As client-go's
+    ``RecheckDeletionTimestamp`` does."""
+    try:
+        fresh = api.get(owner)
+    except ApiError as exc:
+        if exc.status == 404:
+            raise OwnerGoing() from None
+        raise
+    meta, uid = fresh.get("metadata") or {}, (owner.get("metadata") or {}).get("uid")
+    if meta.get("deletionTimestamp") or meta.get("uid") != uid:
+        raise OwnerGoing()
+
+
 def event_about(obj: Mapping[str, Any], event: Event, now: str) -> dict[str, Any]:
     """The Event object for ``event`` about ``obj`` (of a cluster-scoped object: in
     ``default``, where kubectl describe looks for them)."""
@@ -265,6 +292,8 @@ class Controller:
         if body is None or key[0] in self._terminating:
             return False
         started = time.monotonic()
+        if (body.get("metadata") or {}).get("deletionTimestamp"):
+            return False  # the garbage collector's now, parsed or not (as the core decides)
         try:
             isvc = from_manifest(body)
         except InvalidResourceError as exc:
@@ -306,6 +335,12 @@ class Controller:
         plan = reconcile(isvc, snapshot, self.config_source())
         try:
             written = self._write(key, body, snapshot.existing, plan)
+        except OwnerGoing:
+            logger.info(
+                "InferenceService is being deleted; its objects are not adopted",
+                extra={"namespace": key[0], "inferenceService": key[1]},
+            )
+            return plan, Outcome.PARKED, None
         except ApiError as exc:
             if "NamespaceTerminating" in exc.causes:
                 # Its InferenceServices go with it: their deletion events end this, not a retry.
@@ -355,6 +390,8 @@ class Controller:
                 written = api.merge_patch(body, {"status": patch}, subresource="status")
             self._post(api, key, body, Event("Warning", RECONCILE_FAILED, message))
         except ApiError as exc:  # the next pass tries again
+            if "NamespaceTerminating" in exc.causes:
+                self._terminating.add(key[0])  # its deletion events end this
             logger.warning(
                 "Failed to report a failed reconcile",
                 extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
@@ -382,6 +419,8 @@ class Controller:
             logger.log(level, record.message, extra=dict(record.fields))
         for obj in plan.apply:
             current = existing.get((obj["kind"], obj["metadata"]["name"]))
+            if current is not None and not _owned_by(current, body):
+                _recheck_owner(api, body)
             try:
                 self._apply(api, key, with_owner(obj, body), current)
             except ApiError as exc:  # say which object: the server's text may not
