@@ -4,6 +4,7 @@ import asyncio
 import pathlib
 from typing import Any
 
+import kmock
 import pytest
 import yaml
 
@@ -464,3 +465,143 @@ def test_an_unparsable_kubeconfig_is_a_read_error(tmp_path):
     path.write_text("clusters: [unclosed\n")
     with pytest.raises(ReadError, match=r"^invalid kubeconfig: "):
         api_client_from_flags(ConnectionFlags(kubeconfig=str(path)))
+
+
+# An answer that is not what an API server sends is a read error, never a traceback.
+
+CBM = "ome.io/v1beta1/clusterbasemodels"
+
+
+def deep_answer(lists: int) -> bytes:
+    """A ClusterBaseModel "x" whose spec is that many lists (one level more in all)."""
+    body = "[" * lists + "]" * lists
+    return (
+        '{"apiVersion": "ome.io/v1beta1", "kind": "ClusterBaseModel", "metadata": {"name": "x"},'
+        f' "spec": {body}}}'
+    ).encode()
+
+
+@pytest.mark.kmock(strict=False)
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        pytest.param(
+            b"nonsense",
+            "the server's answer is not JSON: Expecting value: line 1 column 1 (char 0)",
+            id="not JSON",
+        ),
+        pytest.param(
+            b'{"kind": "\xff"}',
+            "the server's answer is not JSON: 'utf-8' codec can't decode byte 0xff in position "
+            "10: invalid start byte",
+            id="not UTF-8",
+        ),
+        pytest.param(
+            deep_answer(10_000),
+            "the server's answer is nested more than 10000 levels deep",
+            id="nested deeper than an API server stores",
+        ),
+        pytest.param(b"[1]", "the server's answer is not a mapping", id="a list, not an object"),
+        pytest.param(
+            b'{"apiVersion": "ome.io/v1beta1", "kind": "ClusterBaseModel",'
+            b' "metadata": {"name": [1]}}',
+            "the server's answer: metadata.name: must be a string (got [1])",
+            id="a name that is not a string",
+        ),
+        pytest.param(
+            b'{"apiVersion": "ome.io/v1beta1", "kind": 5}',
+            "the server's answer: kind: must be a string (got 5)",
+            id="a kind that is not a string",
+        ),
+    ],
+)
+async def test_a_malformed_get_answer_is_a_read_error(kube, cluster_reader, answer, message):
+    kube[kmock.action.FETCH, kmock.resource(CBM)] << answer
+    with pytest.raises(ReadError) as raised:
+        await asyncio.to_thread(cluster_reader.get, CLUSTER_BASE_MODEL, None, "x")
+    assert (type(raised.value), str(raised.value)) == (ReadError, message)
+
+
+@pytest.mark.kmock(strict=False)
+async def test_an_answer_as_deep_as_an_api_server_stores_is_read(kube, cluster_reader):
+    kube[kmock.action.FETCH, kmock.resource(CBM)] << deep_answer(9_999)
+    found = await asyncio.to_thread(cluster_reader.get, CLUSTER_BASE_MODEL, None, "x")
+    assert found["metadata"] == {"name": "x"}
+
+
+@pytest.mark.kmock(strict=False)
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        pytest.param(
+            b'{"items": {}}', "the server's answer: items: must be a list (got {})", id="items"
+        ),
+        pytest.param(
+            b'{"items": [], "metadata": []}',
+            "the server's answer: metadata: must be an object (got [])",
+            id="list metadata",
+        ),
+        pytest.param(
+            b'{"items": [], "metadata": {"continue": 5}}',
+            "the server's answer: metadata.continue: must be a string (got 5)",
+            id="a continue token that is not a string",
+        ),
+        pytest.param(
+            b'{"items": [{"apiVersion": "ome.io/v1beta1", "kind": "ClusterBaseModel",'
+            b' "metadata": {"name": "a"}}, 7]}',
+            "the server's answer item 2 is not a mapping",
+            id="an item that is not an object",
+        ),
+        pytest.param(
+            b'{"items": [{"apiVersion": "ome.io/v1beta1", "kind": "ClusterBaseModel",'
+            b' "metadata": {"namespace": {}}}]}',
+            "the server's answer item 1: metadata.namespace: must be a string (got {})",
+            id="an item whose namespace is not a string",
+        ),
+    ],
+)
+async def test_a_malformed_list_answer_is_a_read_error(kube, cluster_reader, answer, message):
+    kube[kmock.action.LIST, kmock.resource(CBM)] << answer
+    with pytest.raises(ReadError) as raised:
+        await asyncio.to_thread(cluster_reader.list, CLUSTER_BASE_MODEL, None)
+    assert (type(raised.value), str(raised.value)) == (ReadError, message)
+
+
+@pytest.mark.kmock(strict=False)
+async def test_an_error_whose_body_is_too_deep_for_a_status_keeps_the_http_status(
+    kube, cluster_reader
+):
+    kube[kmock.action.FETCH, kmock.resource(CBM)] << kmock.Response(
+        status=500, payload=deep_answer(20_000)
+    )
+    with pytest.raises(ReadError) as raised:
+        await asyncio.to_thread(cluster_reader.get, CLUSTER_BASE_MODEL, None, "x")
+    assert str(raised.value) == "the server responded with HTTP 500 Internal Server Error"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "- a\n- list\n",
+            "invalid kubeconfig: TypeError: list indices must be integers or slices, not str",
+            id="a kubeconfig that is a list",
+        ),
+        pytest.param(
+            "contexts: 5\n",
+            "invalid kubeconfig: TypeError: 'int' object is not iterable",
+            id="contexts that are a number",
+        ),
+        pytest.param(
+            "a:\n" + "- " * 40_000 + "x\n",
+            "invalid kubeconfig: RecursionError: maximum recursion depth exceeded",
+            id="a kubeconfig nested past the YAML loader's recursion",
+        ),
+    ],
+)
+def test_a_kubeconfig_of_the_wrong_shape_is_a_read_error(tmp_path, text, message):
+    path = tmp_path / "config"
+    path.write_text(text)
+    with pytest.raises(ReadError) as raised:
+        api_client_from_flags(ConnectionFlags(kubeconfig=str(path)))
+    assert str(raised.value) == message

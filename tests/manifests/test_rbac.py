@@ -20,6 +20,7 @@ WATCHED = (
 )
 CLUSTER_ROLE = {
     *[("ome.io", plural, verb, None) for plural in WATCHED for verb in ("list", "watch")],
+    ("ome.io", "inferenceservices", "get", None),  # read before an adoption
     ("ome.io", "inferenceservices/status", "patch", None),
     ("ome.io", "inferenceservices/finalizers", "update", None),
     *[("ome.io", "inferencereplicas", verb, None) for verb in WORKLOAD],

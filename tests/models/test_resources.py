@@ -796,6 +796,17 @@ def test_models_are_frozen() -> None:
             'InferenceService "svc" is invalid: spec: must be an object (got [])',
             id="spec must be an object",
         ),
+        pytest.param(
+            _engine(minReplicas="x" * 1_000_000),
+            'InferenceService "default/svc" is invalid: spec.engine.minReplicas: '
+            f'must be an integer (got "{"x" * 76}...)',
+            id="a huge value is shown cut short",
+        ),
+        pytest.param(
+            {"kind": "ClusterServingRuntime", "metadata": {"name": None}},
+            'ClusterServingRuntime "" is invalid: metadata.name: must be a string (got null)',
+            id="a name that is not a string is not shown as the object's name",
+        ),
     ],
 )
 def test_bad_input_raises_one_error_naming_object_paths_and_values(

@@ -3,7 +3,9 @@
 Errors never leave as tracebacks: a known error prints ``error: <message>`` on stderr and the
 command exits 1; a usage error exits ``usage_status`` (kubectl-ome: 1, S12.3; ome-operator: 2,
 argparse's). A reader that closes the pipe (``| head -1``) ends the command quietly (141, as
-SIGPIPE would); Ctrl-C exits 130, also without a traceback.
+SIGPIPE would); Ctrl-C exits 130, also without a traceback. Anything else is a bug: it prints
+``error: internal error: <type>: <message>`` and exits 1 (the fuzz suite asserts it never
+happens), rather than a traceback.
 """
 
 from __future__ import annotations
@@ -55,6 +57,14 @@ def run_command(
         return 141
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug: still one line, not a traceback
+        print(f"error: internal error: {type(exc).__name__}: {_one_line(exc)}", file=stderr)
+        return 1
+
+
+def _one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _silence(stdout: TextIO) -> None:

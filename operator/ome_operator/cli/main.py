@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ..cluster.connection import ConnectionFlags
-from ..cluster.manifests import ManifestError, ManifestReader, load_manifests
+from ..cluster.manifests import ManifestError, ManifestReader
 from ..cluster.objects import ObjectReader, ReadError
 from ..core.selection import SelectionError
 from ..models import InvalidResourceError
@@ -147,8 +147,8 @@ def _reader(args: argparse.Namespace, stdin: TextIO) -> tuple[ObjectReader, str]
     else the cluster the kubeconfig flags point at."""
     if args.filenames:
         namespace = args.namespace or "default"
-        objects = load_manifests(args.filenames, stdin)
-        return ManifestReader(objects, default_namespace=namespace), namespace
+        reader = ManifestReader.from_paths(args.filenames, stdin, default_namespace=namespace)
+        return reader, namespace
     from ..cluster.reading import ClusterReader  # imports the kubernetes client only when needed
 
     return ClusterReader.from_flags(_flags(args))

@@ -2,12 +2,14 @@
 
 The same core decides as in the controller and the webhook; only the API edge differs: objects
 in the input that the operator does not own are taken as cluster state (an existing Deployment,
-an AcceleratorClass, the ``inferenceservice-config`` ConfigMap).
+an AcceleratorClass, the ``inferenceservice-config`` ConfigMap); one without a kind or a name is
+ignored. Like an invalid ome.io object, cluster state or an InferenceService that no API server
+would have stored (nested over ``models.limits.MAX_NESTING``, or a field the core reads of the
+wrong shape: ``_SHAPES``) ends the command with the models' ``InvalidResourceError`` sentence.
 """
 
 from __future__ import annotations
 
-import datetime
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -15,6 +17,7 @@ from typing import Any
 import yaml
 
 from ..cluster.applying import with_owner
+from ..cluster.decoding import field_path, shown_value
 from ..core.admission import review_inference_service
 from ..core.model_catalog import ModelCatalog
 from ..core.operator_config import (
@@ -29,30 +32,16 @@ from ..core.selection import RuntimeCatalog
 from ..models import (
     MODEL_BY_KIND,
     InferenceService,
+    InvalidResourceError,
     ModelResource,
     ServingRuntime,
     from_manifest,
 )
+from ..models.limits import nesting_problem
 
 __all__ = ["render_report"]
 
 API_VERSION = "cli.ome.io/v1alpha1"
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as JSON would carry it: YAML timestamps become RFC 3339 strings, as kubectl
-    reads them, so the report is the same in YAML and JSON."""
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if isinstance(value, datetime.datetime):
-        if value.utcoffset() == datetime.timedelta(0):
-            return value.replace(tzinfo=None).isoformat() + "Z"
-        return value.isoformat()
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    return value
 
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -165,9 +154,64 @@ def _item(
     return item
 
 
+#: Fields the core reads from cluster state and from an InferenceService's status without
+#: checking them, with the shape every Kubernetes object's schema gives them: (path, a map or
+#: a list, of what). A real API server stores nothing else; a manifest may hold anything.
+_SHAPES: tuple[tuple[tuple[str, ...], type, type | None], ...] = (
+    (("metadata", "labels"), dict, str),
+    (("metadata", "annotations"), dict, str),
+    (("metadata", "ownerReferences"), list, dict),
+    (("spec",), dict, None),
+    (("status",), dict, None),
+    (("status", "conditions"), list, dict),
+)
+_TYPE_WORDS = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _display_name(obj: Mapping[str, Any]) -> str:
+    """How the models name an object in their messages: ``"<namespace>/<name>"``."""
+    meta = _metadata(obj)
+    name, namespace = meta.get("name") or "", meta.get("namespace")
+    return f'"{namespace}/{name}"' if namespace else f'"{name}"'
+
+
+def _shape_problems(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Each ``_SHAPES`` field that is set but not of its shape (its first bad member)."""
+    problems = []
+    for path, container, member in _SHAPES:
+        value: Any = obj
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        if not isinstance(value, container):
+            problems.append(
+                (field_path(path), f"must be {_TYPE_WORDS[container]} (got {shown_value(value)})")
+            )
+            continue
+        members = value.items() if isinstance(value, dict) else enumerate(value)
+        bad = next(((k, v) for k, v in members if member and not isinstance(v, member)), None)
+        if bad is not None:
+            found = shown_value(bad[1])
+            problems.append(
+                (field_path((*path, bad[0])), f"must be {_TYPE_WORDS[member]} (got {found})")
+            )
+    return problems
+
+
+def _stored(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj`` if an API server could have stored what the core reads of it: nested within
+    the models' limit and ``_SHAPES``; else InvalidResourceError, as for an ome.io object."""
+    deep = nesting_problem(obj)
+    problems = [(field_path(deep[0]), deep[1])] if deep is not None else _shape_problems(obj)
+    if problems:
+        raise InvalidResourceError(obj["kind"], _display_name(obj), tuple(problems))
+    return obj
+
+
 def render_report(objects: Sequence[Mapping[str, Any]], *, now: str) -> dict[str, Any]:
-    """The RenderReport for every InferenceService in ``objects`` (by namespace, then name)."""
-    objects = [_plain(obj) for obj in objects]
+    """The RenderReport for every InferenceService in ``objects`` (JSON trees, as
+    ``load_manifests`` returns them), by namespace, then name."""
     parsed = [
         (obj, from_manifest(obj))
         for obj in objects
@@ -176,15 +220,15 @@ def render_report(objects: Sequence[Mapping[str, Any]], *, now: str) -> dict[str
     runtimes = [m for _, m in parsed if isinstance(m, ServingRuntime)]
     models = ModelCatalog.of(m for _, m in parsed if isinstance(m, ModelResource))
     services = sorted(
-        ((body, m) for body, m in parsed if isinstance(m, InferenceService)),
+        ((_stored(body), m) for body, m in parsed if isinstance(m, InferenceService)),
         key=lambda pair: (pair[1].namespace, pair[1].name),
     )
     state = [
-        o
+        _stored(o)
         for o in objects
         if (not _is_ome(o) or o.get("kind") == "InferenceReplica") and _is_object(o)
     ]
-    config = _config(objects)
+    config = _config(state)
     items = [_item(isvc, body, runtimes, models, state, config, now) for body, isvc in services]
     return {"apiVersion": API_VERSION, "kind": "RenderReport", "items": items}
 

@@ -1,18 +1,30 @@
 """Objects from manifest files (SPEC S16.1), answered as a cluster holding them would.
 
-``load_manifests`` reads ``-f`` paths the way kubectl does; ``ManifestReader`` implements
+``load_manifests`` reads ``-f`` paths the way kubectl does and hands on only what an API server
+could hold: JSON values (YAML timestamps as the text written and ``!!binary`` as its text, as
+kubectl's YAML reader gives them; integer and boolean map keys as strings), each object a
+mapping with string ``apiVersion`` and ``kind``. Anything else is a ``ManifestError`` naming
+the file, the document and the field, never a traceback. ``ManifestReader`` implements
 ``objects.ObjectReader`` over the result, with the API server's ordering and error texts, so
-the offline CLI prints byte for byte what it prints against a cluster.
+the offline CLI prints byte for byte what it prints against a cluster; it also refuses an
+object whose ``metadata`` could not be stored (``ome-operator render`` ignores such objects
+instead, unless they are ome.io objects it parses). ``reading`` checks the API server's
+answers with the same functions.
 """
 
-import copy
-import json
 import pathlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
-import yaml
-
+from ome_operator.cluster.decoding import (
+    DocumentError,
+    StreamError,
+    checked_identity,
+    checked_object,
+    decode_json,
+    json_tree,
+    yaml_documents,
+)
 from ome_operator.cluster.objects import (
     NotFoundError,
     ObjectList,
@@ -21,7 +33,12 @@ from ome_operator.cluster.objects import (
     too_many_objects,
 )
 
-__all__ = ["ManifestError", "ManifestReader", "load_manifests"]
+__all__ = [
+    "ManifestError",
+    "ManifestReader",
+    "load_manifests",
+    "read_manifests",
+]
 
 #: Files a directory contributes; a file named explicitly is read whatever its suffix.
 MANIFEST_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
@@ -38,15 +55,43 @@ class ManifestError(Exception):
 
 
 class ManifestReader:
-    """Answers ``get``/``list`` over parsed manifests; see ``objects.ObjectReader``.
+    """Answers ``get``/``list`` over objects as ``load_manifests`` returns them; see
+    ``objects.ObjectReader``.
 
-    A namespaced object without ``metadata.namespace`` lives in ``default_namespace``, as
-    ``kubectl apply`` would put it. Of two objects with the same identity the later wins.
+    Every object must have an identity an API server could store (``checked_identity``), or
+    the reader is not built: ManifestError names the object by ``sources`` (its file and
+    document, as ``read_manifests`` gives them). A namespaced object without
+    ``metadata.namespace`` lives in ``default_namespace``, as ``kubectl apply`` would put it.
+    Of two objects with the same identity the later wins.
     """
 
-    def __init__(self, objects: Iterable[dict[str, Any]], *, default_namespace: str = "default"):
+    def __init__(
+        self,
+        objects: Iterable[dict[str, Any]],
+        *,
+        default_namespace: str = "default",
+        sources: Sequence[str] = (),
+    ):
         self._objects = list(objects)
         self._default_namespace = default_namespace
+        for index, obj in enumerate(self._objects):
+            try:
+                checked_identity(checked_object(obj))
+            except DocumentError as exc:
+                where = sources[index] if index < len(sources) else f"object {index + 1}"
+                raise ManifestError(f"error parsing {exc.where(where)}") from None
+
+    @classmethod
+    def from_paths(
+        cls, paths: Sequence[str], stdin: TextIO, *, default_namespace: str = "default"
+    ) -> "ManifestReader":
+        """A reader over the objects of the ``-f`` paths (``read_manifests``)."""
+        found = read_manifests(paths, stdin)
+        return cls(
+            (obj for _, obj in found),
+            default_namespace=default_namespace,
+            sources=[where for where, _ in found],
+        )
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
         namespace = require_namespace(resource, namespace)
@@ -75,45 +120,69 @@ class ManifestReader:
         return objects
 
     def _stored(self, resource: Resource) -> ObjectList:
-        """The resource's objects as the API server stores them, in its order."""
+        """The resource's objects as the API server stores them, in its order (copies)."""
         by_key: dict[tuple[str, str], dict[str, Any]] = {}
         for manifest in self._objects:
-            group = str(manifest.get("apiVersion", "")).rpartition("/")[0]
-            if group != resource.group or manifest.get("kind") != resource.kind:
+            group = manifest["apiVersion"].rpartition("/")[0]
+            if group != resource.group or manifest["kind"] != resource.kind:
                 continue
-            obj = copy.deepcopy(manifest)
-            meta = obj.setdefault("metadata", {})
+            obj = json_tree(manifest)
+            meta = obj["metadata"] = obj.get("metadata") or {}
             if resource.namespaced:
                 meta["namespace"] = meta.get("namespace") or self._default_namespace
             else:
                 meta.pop("namespace", None)
-            by_key[meta.get("namespace") or "", str(meta.get("name", ""))] = obj
+            by_key[meta.get("namespace") or "", meta.get("name") or ""] = obj
         return [by_key[key] for key in sorted(by_key)]
 
 
 def load_manifests(paths: Sequence[str], stdin: TextIO) -> list[dict[str, Any]]:
     """Every object in the ``-f`` paths, in order: files, directories (recursively), ``-``."""
-    objects: list[dict[str, Any]] = []
+    return [obj for _, obj in read_manifests(paths, stdin)]
+
+
+def read_manifests(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, dict[str, Any]]]:
+    """``load_manifests``, each object with where it was read (``x.yaml: document 2``)."""
+    objects: list[tuple[str, dict[str, Any]]] = []
     for path in paths:
         if path == "-":
-            objects.extend(_parse(stdin.read(), STDIN_NAME))
+            objects.extend(_parse(_read_stdin(stdin), STDIN_NAME))
             continue
         location = pathlib.Path(path)
-        if location.is_dir():
-            for file in _manifest_files(location):
+        if _is_dir(location, path):
+            for file in _manifest_files(location, path):
                 objects.extend(_parse(_read(file, str(file)), str(file)))
-        elif location.exists():
+        elif _exists(location, path):
             objects.extend(_parse(_read(location, path), path))
         else:
             raise ManifestError(f'the path "{path}" does not exist')
     return objects
 
 
-def _manifest_files(directory: pathlib.Path) -> list[pathlib.Path]:
+def _is_dir(location: pathlib.Path, name: str) -> bool:
+    try:
+        return location.is_dir()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte
+        raise ManifestError(f"error reading {name}: {_reason(exc)}") from None
+
+
+def _exists(location: pathlib.Path, name: str) -> bool:
+    try:
+        return location.exists()
+    except (OSError, ValueError) as exc:
+        raise ManifestError(f"error reading {name}: {_reason(exc)}") from None
+
+
+def _manifest_files(directory: pathlib.Path, name: str) -> list[pathlib.Path]:
     """Manifest files under ``directory`` in path order (kubectl walks the tree sorted)."""
-    return sorted(
-        file for file in directory.rglob("*") if file.is_file() and file.suffix in MANIFEST_SUFFIXES
-    )
+    try:
+        return sorted(
+            file
+            for file in directory.rglob("*")
+            if file.suffix in MANIFEST_SUFFIXES and file.is_file()
+        )
+    except OSError as exc:
+        raise ManifestError(f"error reading {name}: {_reason(exc)}") from None
 
 
 def _read(file: pathlib.Path, name: str) -> str:
@@ -123,49 +192,56 @@ def _read(file: pathlib.Path, name: str) -> str:
         raise ManifestError(f"error reading {name}: {exc}") from exc
 
 
-def _parse(text: str, name: str) -> Iterator[dict[str, Any]]:
+def _read_stdin(stdin: TextIO) -> str:
+    try:
+        return stdin.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"error reading {STDIN_NAME}: {exc}") from exc
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
+def _parse(text: str, name: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """The objects of one file: documents in order, ``List`` items flattened."""
     for index, document in enumerate(_documents(text, name), start=1):
         if document is None:
             continue
         where = f"{name}: document {index}"
-        if _is_list(document):
-            for position, item in enumerate(document["items"], start=1):
-                yield _checked(item, f"{where} item {position}")
-        else:
-            yield _checked(document, where)
+        try:
+            document = json_tree(document)
+            if _is_list(document):
+                items = [(f"{where} item {n}", item) for n, item in enumerate(document["items"], 1)]
+            else:
+                items = [(where, document)]
+        except DocumentError as exc:
+            raise ManifestError(f"error parsing {exc.where(where)}") from None
+        for item_where, item in items:
+            try:
+                yield item_where, checked_object(item)
+            except DocumentError as exc:
+                raise ManifestError(f"error parsing {exc.where(item_where)}") from None
 
 
 def _documents(text: str, name: str) -> list[Any]:
     if text.lstrip().startswith(("{", "[")):
         try:
-            return [json.loads(text)]
+            return [decode_json(text)]
+        except DocumentError as exc:
+            raise ManifestError(f"error parsing {exc.where(f'{name}: document 1')}") from None
         except ValueError:
             pass  # not plain JSON after all: YAML reports the problem with its line
     try:
-        return list(yaml.safe_load_all(text))
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"error parsing {name}: {_yaml_problem(exc)}") from exc
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
-        return f"line {exc.problem_mark.line + 1}: {exc.problem}"
-    return " ".join(str(exc).split())
+        return yaml_documents(text)
+    except StreamError as exc:
+        where = name if exc.document is None else f"{name}: document {exc.document}"
+        separator = ":" if exc.document is None else ""
+        raise ManifestError(f"error parsing {where}{separator} {exc.problem}") from None
 
 
 def _is_list(document: Any) -> bool:
+    kind = document.get("kind") if isinstance(document, dict) else None
     return (
-        isinstance(document, dict)
-        and str(document.get("kind", "")).endswith("List")
-        and isinstance(document.get("items"), list)
+        isinstance(kind, str) and kind.endswith("List") and isinstance(document.get("items"), list)
     )
-
-
-def _checked(document: Any, where: str) -> dict[str, Any]:
-    if not isinstance(document, dict):
-        raise ManifestError(f"error parsing {where} is not a mapping")
-    missing = [field for field in ("apiVersion", "kind") if not document.get(field)]
-    if missing:
-        raise ManifestError(f"error parsing {where} has no {' or '.join(missing)}")
-    return document

@@ -2,11 +2,15 @@
 
 ``ClusterReader`` implements ``objects.ObjectReader`` over ``CustomObjectsApi``. Every failure
 leaves as a ``ReadError`` whose text is the API server's message (or one short sentence for
-transport failures), never a traceback. ``api_client_from_flags`` turns kubectl's connection
-flags into a client without touching the client library's global default configuration.
+transport failures), never a traceback. Answers are decoded here, not by the client library
+(whose ``json.loads`` stops near 1,000 levels with a RecursionError), with the functions that
+decode manifests: up to ``decoding.MAX_DOCUMENT_NESTING`` levels, JSON values only, and every
+object with the identity ``decoding.checked_identity`` requires; an answer that is not so is
+a ``ReadError`` saying what is wrong with it. ``api_client_from_flags`` turns kubectl's
+connection flags into a client without touching the client library's global default
+configuration.
 """
 
-import json
 import os
 import urllib.parse
 from typing import Any
@@ -22,6 +26,14 @@ from ome_operator.cluster.connection import (
     ConnectionFlags,
     parse_request_timeout,
     parse_user_extra,
+)
+from ome_operator.cluster.decoding import (
+    DocumentError,
+    checked_identity,
+    checked_object,
+    decode_json,
+    json_tree,
+    shown_value,
 )
 from ome_operator.cluster.objects import (
     NotFoundError,
@@ -43,6 +55,17 @@ _FLAGS_ENTRY = "kubectl-ome-flags"
 #: Characters allowed unescaped in an ``Impersonate-Extra-<key>`` header name (HTTP token
 #: characters except ``%``), as client-go escapes the key.
 _HEADER_KEY_SAFE = "!#$&'*+-.^_`|~"
+#: What reading a kubeconfig of the wrong shape raises in the client library and here.
+_MALFORMED_KUBECONFIG = (
+    AttributeError,
+    IndexError,
+    KeyError,
+    RecursionError,
+    TypeError,
+    ValueError,
+)
+#: How error messages name what the API server sent.
+_ANSWER = "the server's answer"
 
 
 class ClusterReader:
@@ -72,12 +95,17 @@ class ClusterReader:
         g, v, p = resource.group, resource.version, resource.plural
         try:
             if namespace is None:
-                return self._call(self._api.get_cluster_custom_object, g, v, p, name)
-            return self._call(self._api.get_namespaced_custom_object, g, v, namespace, p, name)
+                answer = self._call(self._api.get_cluster_custom_object, g, v, p, name)
+            else:
+                answer = self._call(
+                    self._api.get_namespaced_custom_object, g, v, namespace, p, name
+                )
         except ApiException as exc:
-            if exc.status == 404 and _status(exc).get("details", {}).get("name") == name:
+            details = _status(exc).get("details")
+            if exc.status == 404 and isinstance(details, dict) and details.get("name") == name:
                 raise NotFoundError(resource, name) from exc
             raise _api_error(exc) from exc
+        return _object(answer, _ANSWER)
 
     def list(
         self,
@@ -91,9 +119,8 @@ class ClusterReader:
         items: ObjectList = []
         token: str | None = None
         while True:
-            page = self._list_page(resource, namespace, page_size, token)
-            items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue") or None
+            page_items, token = _page(self._list_page(resource, namespace, page_size, token))
+            items.extend(page_items)
             if limit is not None and (len(items) > limit or (token and len(items) >= limit)):
                 raise too_many_objects(resource, limit)
             if token is None:
@@ -101,7 +128,7 @@ class ClusterReader:
 
     def _list_page(
         self, resource: Resource, namespace: str | None, page_size: int, token: str | None
-    ) -> dict[str, Any]:
+    ) -> Any:
         paging: dict[str, Any] = {"limit": page_size}
         if token is not None:
             paging["_continue"] = token
@@ -115,12 +142,51 @@ class ClusterReader:
         except ApiException as exc:
             raise _api_error(exc) from exc
 
-    def _call(self, method: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """Call one API method; transport failures become ``ReadError``, API errors pass."""
+    def _call(self, method: Any, *args: Any, **kwargs: Any) -> Any:
+        """Call one API method and decode its answer (a JSON tree); transport failures and
+        answers that are not JSON become ``ReadError``, API errors pass."""
         try:
-            return method(*args, **kwargs, _request_timeout=self._timeout)
+            response = method(
+                *args, **kwargs, _request_timeout=self._timeout, _preload_content=False
+            )
+            body = response.data
         except urllib3.exceptions.HTTPError as exc:
             raise _transport_error(exc, self._host) from exc
+        return _decoded(body)
+
+
+def _decoded(body: bytes) -> Any:
+    try:
+        return json_tree(decode_json(body.decode("utf-8")))
+    except DocumentError as exc:
+        raise ReadError(exc.where(_ANSWER)) from None
+    except ValueError as exc:  # UnicodeDecodeError too
+        raise ReadError(f"{_ANSWER} is not JSON: {_one_line(exc)}") from None
+
+
+def _object(answer: Any, where: str) -> dict[str, Any]:
+    """``answer`` if it is an object an API server could hold, else ReadError."""
+    try:
+        return checked_identity(checked_object(answer))
+    except DocumentError as exc:
+        raise ReadError(exc.where(where)) from None
+
+
+def _page(answer: Any) -> tuple[ObjectList, str | None]:
+    """A list answer's objects and its continue token, or ReadError naming the bad field."""
+    if not isinstance(answer, dict):
+        raise ReadError(f"{_ANSWER} is not a mapping")
+    items, meta = answer.get("items"), answer.get("metadata")
+    token = meta.get("continue") if isinstance(meta, dict) else None
+    for path, value, expected, holds in (
+        ("items", items, "a list", isinstance(items, list | None)),
+        ("metadata", meta, "an object", isinstance(meta, dict | None)),
+        ("metadata.continue", token, "a string", isinstance(token, str | None)),
+    ):
+        if not holds:
+            raise ReadError(f"{_ANSWER}: {path}: must be {expected} (got {shown_value(value)})")
+    found = [_object(item, f"{_ANSWER} item {n}") for n, item in enumerate(items or [], 1)]
+    return found, token or None
 
 
 def api_client_from_flags(flags: ConnectionFlags) -> tuple[k8s_client.ApiClient, str]:
@@ -129,7 +195,12 @@ def api_client_from_flags(flags: ConnectionFlags) -> tuple[k8s_client.ApiClient,
     The namespace is ``-n``, else the kubeconfig context's namespace, else ``default``.
     """
     configuration = k8s_client.Configuration()
-    context_namespace = _load_kubeconfig(flags, configuration)
+    try:
+        context_namespace = _load_kubeconfig(flags, configuration)
+    except _MALFORMED_KUBECONFIG as exc:
+        # The client library reads a kubeconfig of the wrong shape (a list for a map, a number
+        # for a name, nesting past the YAML loader's recursion) with these, not ConfigException.
+        raise ReadError(f"invalid kubeconfig: {type(exc).__name__}: {_one_line(exc)}") from None
     _apply_overrides(flags, configuration)
     refresh = configuration.refresh_api_key_hook
     if refresh is not None:
@@ -275,8 +346,8 @@ def _status(exc: ApiException) -> dict[str, Any]:
     """The ``kind: Status`` body of an API error, or ``{}`` when there is none."""
     body = exc.body.decode(errors="replace") if isinstance(exc.body, bytes) else exc.body
     try:
-        status = json.loads(body or "")
-    except ValueError:
+        status = decode_json(body if isinstance(body, str) else "")
+    except ValueError:  # not JSON, or nested too deeply: no Status to read
         return {}
     return status if isinstance(status, dict) else {}
 

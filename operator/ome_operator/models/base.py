@@ -100,12 +100,23 @@ def _path(loc: tuple[Any, ...]) -> str:
     return path
 
 
+#: Characters of a value a message shows.
+_SHOWN_LENGTH = 80
+
+
+def shown(value: Any) -> str:
+    """``value`` as JSON for a message, cut short (a 1 MB string must not make a 1 MB
+    condition, event and log line)."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= _SHOWN_LENGTH else text[: _SHOWN_LENGTH - 3] + "..."
+
+
 def _problem(error: Mapping[str, Any]) -> str:
     """What was expected of one field, and the value found there."""
     kind, ctx = error["type"], error.get("ctx", {})
     if kind == "missing":
         return "is required but not set"
-    value = json.dumps(error["input"], default=str)
+    value = shown(error["input"])
     if kind == "literal_error":
         expected = ctx["expected"].replace("'", '"')  # pydantic quotes Python-style
         return f"must be {expected} (got {value})"

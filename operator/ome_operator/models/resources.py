@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .accelerator_class import AcceleratorClass
-from .base import CRDModel, InvalidResourceError, parse
+from .base import CRDModel, InvalidResourceError, parse, shown
 from .base_model import ModelResource
 from .inference_service import InferenceService
 from .limits import size_problem
@@ -29,7 +28,8 @@ def _display_name(obj: Any) -> str:
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     if not isinstance(meta, dict):
         return '""'
-    name = meta.get("name", "")
+    name = meta.get("name")
+    name = name if isinstance(name, str) else ""  # pydantic names the field and its value
     namespace = meta.get("namespace")
     shown = f"{namespace}/{name}" if isinstance(namespace, str) and namespace else f"{name}"
     return f'"{shown}"'
@@ -38,20 +38,20 @@ def _display_name(obj: Any) -> str:
 def from_manifest(obj: Any) -> CRDModel:
     """Parse an ome.io object; InvalidResourceError names the kind, object, field and value."""
     if not isinstance(obj, dict):
-        found = json.dumps(obj, default=str)
+        found = shown(obj)
         raise InvalidResourceError(
             "object", '""', (("(root)", f"must be an object (got {found})"),)
         )
     kind = obj.get("kind")
     model = MODEL_BY_KIND.get(kind) if isinstance(kind, str) else None
     if model is None:
-        shown = kind if isinstance(kind, str) and kind else "object"
+        named = kind if isinstance(kind, str) and kind else "object"
         problem = (
             "is required but not set"
             if kind is None
-            else f"must be an ome.io kind: {', '.join(MODEL_BY_KIND)} (got {json.dumps(kind)})"
+            else f"must be an ome.io kind: {', '.join(MODEL_BY_KIND)} (got {shown(kind)})"
         )
-        raise InvalidResourceError(shown, _display_name(obj), (("kind", problem),))
+        raise InvalidResourceError(named, _display_name(obj), (("kind", problem),))
     return parse(model, obj, kind=kind, name=_display_name(obj))
 
 
