@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import shutil
 import subprocess
@@ -28,7 +29,7 @@ def _tool(name: str) -> str:
         ),
         pytest.param(
             ["lint-imports", "--no-cache"],
-            id="the core and models import no kopf, kubernetes client or prometheus_client",
+            id="the import contracts of pyproject hold",
         ),
     ],
 )
@@ -41,3 +42,43 @@ def test_repository_rule_holds(command: list[str]) -> None:
 
 def test_operator_source_root_is_not_a_package() -> None:
     assert not (ROOT / "operator" / "__init__.py").exists()
+
+
+@pytest.mark.parametrize(
+    ("module", "line"),
+    [
+        pytest.param(
+            "core/merging.py", "import prometheus_client", id="prometheus_client in the core"
+        ),
+        pytest.param(
+            "core/merging.py", "import kubernetes", id="the kubernetes client in the core"
+        ),
+        pytest.param("models/base.py", "from .. import metrics", id="metrics in the models"),
+        pytest.param("controller/queue.py", "import kubernetes", id="kubernetes in the controller"),
+        pytest.param(
+            "handlers/admission.py", "import prometheus_client", id="prometheus_client in a handler"
+        ),
+        pytest.param("core/merging.py", "from ..cluster import api", id="the core on the API edge"),
+        pytest.param("cluster/api.py", "from ..core import merging", id="the API edge on the core"),
+    ],
+)
+def test_an_import_across_the_contracts_breaks_them(tmp_path, module: str, line: str) -> None:
+    """The contracts are not vacuous: one such import into a copy of the tree breaks them."""
+    shutil.copytree(
+        ROOT / "operator", tmp_path / "operator", ignore=shutil.ignore_patterns("*.pyc")
+    )
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    target = tmp_path / "operator" / "ome_operator" / module
+    target.write_text(f"{target.read_text(encoding='utf-8')}\n{line}\n", encoding="utf-8")
+
+    result = subprocess.run(
+        [_tool("lint-imports"), "--no-cache"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "operator")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "BROKEN" in result.stdout

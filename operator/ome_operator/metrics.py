@@ -1,4 +1,5 @@
-"""Prometheus metrics (S10, OPEN-35): every metric object lives here, behind named recorders.
+"""Prometheus metrics (S10, OPEN-35): every metric object lives here, behind named recorders,
+and the endpoint that serves them; nothing else imports ``prometheus_client``.
 
 No label carries an object name. Tests pass their own ``CollectorRegistry`` to ``Metrics``.
 """
@@ -9,8 +10,14 @@ import collections
 from collections.abc import Iterable
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import start_http_server as _start_http_server
 
-__all__ = ["Metrics"]
+__all__ = ["Metrics", "serve_metrics"]
+
+
+def serve_metrics(host: str, port: int) -> None:
+    """Serve the default registry on ``http://<host>:<port>/metrics`` from a thread."""
+    _start_http_server(port, addr=host)
 
 
 class Metrics:

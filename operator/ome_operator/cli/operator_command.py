@@ -111,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
     import kopf  # the operator's dependencies load only for `run`
 
     from .. import handlers  # noqa: F401  (registers the handlers)
-    from ..handlers.startup import credentials_problem
+    from ..cluster.credentials import credentials_problem
 
     options = RunOptions(
         namespaces=tuple(args.namespaces),

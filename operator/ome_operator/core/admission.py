@@ -45,6 +45,9 @@ _PERCENT = re.compile(r"(0|[1-9][0-9]?|100)%")
 #: value of the ``ome.io/inferenceservice`` label on every object it owns (at most 63 characters).
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _MODES = ", ".join(m.value for m in DeploymentMode)
+#: ``warning`` labels of the webhook's warnings metric (S10).
+AUTO_SELECTED, DOES_NOT_DECLARE_SUPPORT = "auto_selected", "does_not_declare_support"
+DEPLOYMENT_STRATEGY = "deployment_strategy"
 #: Replica counts become a Deployment's, LeaderWorkerSet's or InferenceReplica's
 #: ``spec.replicas``: an int32.
 MAX_REPLICAS = 2**31 - 1
@@ -74,6 +77,9 @@ class AdmissionVerdict:
     warnings: tuple[str, ...] = ()
     #: Set when the review ran auto-selection (S7.2 step 6); metrics only, not the answer.
     selection: SelectionOutcome | None = field(default=None, compare=False)
+    #: The ``warning`` label of ``ome_webhook_warnings_total`` for each counted warning (typo
+    #: warnings are not counted); metrics only.
+    warning_kinds: tuple[str, ...] = field(default=(), compare=False)
 
 
 def mode_typo_warnings(place: str, annotations: dict[str, str]) -> list[str]:
@@ -207,8 +213,8 @@ def _has_complete_runner(engine: ComponentSpec) -> bool:
 
 def _runtime_warnings(
     isvc: InferenceService, models: ModelCatalog, runtimes: RuntimeCatalog
-) -> tuple[list[str], SelectionOutcome | None]:
-    """Step 6 of S7.2: deny, or return the S7.3.1 / S7.3.2 warning."""
+) -> tuple[list[tuple[str, str]], SelectionOutcome | None]:
+    """Step 6 of S7.2: deny, or return the S7.3.1 / S7.3.2 warning (with its metric kind)."""
     spec, namespace = isvc.spec, isvc.namespace
     model = models.lookup(namespace, spec.model.name) if spec.model else None
     if spec.runtime is not None:
@@ -220,7 +226,8 @@ def _runtime_warnings(
             named = resolve_named_runtime(isvc, runtimes, model.spec if model else None)
         except SelectionError as exc:
             raise AdmissionDenied(str(exc)) from None
-        return ([named.advisory.warning()] if named.advisory else []), None
+        advised = [(DOES_NOT_DECLARE_SUPPORT, named.advisory.warning())] if named.advisory else []
+        return advised, None
     if spec.model is None or _has_complete_runner(spec.engine):
         return [], None
     try:
@@ -238,7 +245,7 @@ def _runtime_warnings(
     chosen = selection.chosen.runtime
     scope = "cluster" if chosen.is_cluster else "namespaced"
     warning = f"Runtime {chosen.name} will be auto-selected for model {spec.model.name}"
-    return [warning], SelectionOutcome("selected", scope, excluded)
+    return [(AUTO_SELECTED, warning)], SelectionOutcome("selected", scope, excluded)
 
 
 def _no_runtime(model: str, failure: Exception) -> str:
@@ -277,7 +284,7 @@ def review_inference_service(
     ``runtimes`` holds the ServingRuntimes of the InferenceService's namespace and every
     ClusterServingRuntime.
     """
-    selection_warnings: list[str] = []
+    selection_warnings: list[tuple[str, str]] = []
     selection: SelectionOutcome | None = None
     message = ""
     try:
@@ -294,8 +301,10 @@ def review_inference_service(
             selection_warnings, selection = _runtime_warnings(isvc, models, runtimes)
     except AdmissionDenied as exc:
         message, selection = str(exc), exc.selection
-    warnings = selection_warnings + _deployment_strategy_warnings(isvc) + _isvc_typo_warnings(isvc)
-    return AdmissionVerdict(not message, message, tuple(warnings), selection)
+    strategy = _deployment_strategy_warnings(isvc)
+    warnings = [text for _, text in selection_warnings] + strategy + _isvc_typo_warnings(isvc)
+    kinds = [kind for kind, _ in selection_warnings] + [DEPLOYMENT_STRATEGY] * len(strategy)
+    return AdmissionVerdict(not message, message, tuple(warnings), selection, tuple(kinds))
 
 
 def review_serving_runtime(

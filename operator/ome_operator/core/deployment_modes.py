@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 from ..models import ComponentSpec, InferenceService, ServingRuntime
 
@@ -55,6 +56,8 @@ class ResolvedMode:
 
 class InvalidComponentModeError(ValueError):
     """A component resolved to a mode it cannot run (S3.4, S6)."""
+
+    metric_reason: ClassVar[str] = "invalid_deployment_mode"
 
     def __init__(self, component: str, mode: DeploymentMode) -> None:
         self.component = component

@@ -45,6 +45,7 @@ from .plans import (
 from .rendering import (
     ComponentContext,
     ComponentRenderError,
+    PdbPreflightError,
     component_service,
     render_component,
     render_entry_service,
@@ -266,10 +267,7 @@ def _component(
     pdb_name = component_name(isvc.name, name)
     existing = snap.existing.get(("PodDisruptionBudget", pdb_name))
     if existing is not None and not _owned_by(existing, isvc):
-        raise ComponentRenderError(
-            f"failed to preflight {name} PodDisruptionBudget: PodDisruptionBudget {pdb_name} "
-            "exists and was not created by this InferenceService"
-        )
+        raise PdbPreflightError(name, pdb_name)
     return ResolvedComponent(name, resolved, context, objects)
 
 
@@ -287,9 +285,10 @@ def _failure(isvc: InferenceService, name: str, error: Exception) -> LogRecord:
 
 
 def _error_reason(error: Exception) -> str:
-    if isinstance(error, InvalidComponentModeError):
-        return "invalid_deployment_mode"
-    return "pdb" if "PodDisruptionBudget" in str(error) else "other"
+    """The ``reason`` label of a component failure, as the error's class says."""
+    if isinstance(error, InvalidComponentModeError | ComponentRenderError):
+        return error.metric_reason
+    return "other"
 
 
 def _ref(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,6 @@ __all__ = [
     "validate_cluster_serving_runtime",
     "validate_inference_service",
     "validate_serving_runtime",
-    "warning_kind",
 ]
 
 #: kopf registers these in the webhook configuration but serves every operation it is sent,
@@ -46,22 +45,11 @@ async def _caches(memo: kopf.Memo) -> Caches:
     return controller.caches
 
 
-def warning_kind(text: str) -> str | None:
-    """The ``warning`` label of ``ome_webhook_warnings_total`` for a warning text."""
-    if text.startswith("Runtime ") and " will be auto-selected for model " in text:
-        return "auto_selected"
-    if " does not declare support for model " in text:
-        return "does_not_declare_support"
-    if ".deploymentStrategy is set but deploymentMode is " in text:
-        return "deployment_strategy"
-    return None
-
-
 def _answer(
     verdict: AdmissionVerdict, kind: str, operation: str, warnings: list[str], memo: kopf.Memo
 ) -> None:
     warnings.extend(verdict.warnings)
-    kinds = [k for k in map(warning_kind, verdict.warnings) if k is not None]
+    kinds = list(verdict.warning_kinds)
     metrics = memo.controller.metrics
     metrics.record_admission(kind, operation, verdict.allowed, kinds)
     if verdict.selection is not None:

@@ -11,23 +11,19 @@ from typing import Any
 
 import aiohttp.web
 import kopf
-import prometheus_client
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
 from ..cluster.api import ApiError, KubeApi
+from ..cluster.credentials import kube_api
 from ..controller.configuring import ConfigSource
 from ..controller.running import Controller
 from ..core.operator_config import StartupConfigError
-from ..metrics import Metrics
+from ..metrics import Metrics, serve_metrics
 from ..settings import RunOptions, parse_bind_address
 from .certificates import ManagedCertificate
 
 __all__ = [
     "ReviewServer",
     "build_controller",
-    "credentials_problem",
-    "kube_api",
     "leader_worker_sets_installed",
 ]
 
@@ -47,29 +43,6 @@ def allow_deep_objects() -> None:
     checked (and refused over ``models.limits.MAX_NESTING``) only once it is decoded."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     threading.stack_size(THREAD_STACK)
-
-
-def kube_api() -> KubeApi:
-    """A client for the cluster: in-cluster credentials, else the kubeconfig."""
-    configuration = k8s_client.Configuration()
-    try:
-        k8s_config.load_incluster_config(client_configuration=configuration)
-    except k8s_config.ConfigException:
-        k8s_config.load_kube_config(client_configuration=configuration)
-    return KubeApi(k8s_client.ApiClient(configuration))
-
-
-def credentials_problem() -> str | None:
-    """Why no client for a cluster can be made (None: one can), before anything starts."""
-    try:
-        kube_api()
-    except (k8s_config.ConfigException, OSError, ValueError, TypeError) as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        return (
-            "no cluster to connect to (no in-cluster service account, no usable kubeconfig): "
-            f"{reason}"
-        )
-    return None
 
 
 def leader_worker_sets_installed(api: KubeApi) -> bool:
@@ -170,7 +143,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     controller.start(kube_api, tuple(options.namespaces) or (None,))
     bind = parse_bind_address(options.metrics_bind_address)
     if bind is not None and memo.get("metrics_started") is None:
-        prometheus_client.start_http_server(bind[1], addr=bind[0])
+        serve_metrics(*bind)
         memo.metrics_started = True
 
 

@@ -17,6 +17,7 @@ def test_the_package_exports_exactly_its_public_api() -> None:
         "ComponentContext",
         "ComponentRenderError",
         "PdbDefaults",
+        "PdbPreflightError",
         "PdbResolutionError",
         "PlaceholderError",
         "ResourceQuantityError",

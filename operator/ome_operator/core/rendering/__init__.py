@@ -9,6 +9,7 @@ from .context import Budget, ComponentContext, PdbDefaults
 from .disruption_budgets import resolve_pdb
 from .errors import (
     ComponentRenderError,
+    PdbPreflightError,
     PdbResolutionError,
     PlaceholderError,
     ResourceQuantityError,
@@ -29,6 +30,7 @@ __all__ = [
     "ComponentContext",
     "ComponentRenderError",
     "PdbDefaults",
+    "PdbPreflightError",
     "PdbResolutionError",
     "PlaceholderError",
     "ResourceQuantityError",

@@ -3,15 +3,18 @@
 ComponentRenderError              a component fails (S6): no workload for it or any later one
 ├── PlaceholderError              S5.1.7 malformed Go-style template in a runner string
 ├── PdbResolutionError            S5.5 the budget's fields conflict or a value is invalid
+├── PdbPreflightError             S5.5 a same-named budget exists that this service did not create
 └── ResourceQuantityError         S5.1.5 a runner's GPU request is not a whole number
 """
 
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 __all__ = [
     "ComponentRenderError",
+    "PdbPreflightError",
     "PdbResolutionError",
     "PlaceholderError",
     "ResourceQuantityError",
@@ -19,7 +22,10 @@ __all__ = [
 
 
 class ComponentRenderError(Exception):
-    """A component's objects cannot be rendered; the reconciler treats it as an S6 failure."""
+    """A component's objects cannot be rendered; the reconciler treats it as an S6 failure.
+    ``metric_reason`` is its ``reason`` label on ``ome_component_reconcile_errors_total``."""
+
+    metric_reason: ClassVar[str] = "other"
 
 
 class PlaceholderError(ComponentRenderError):
@@ -38,10 +44,27 @@ class PlaceholderError(ComponentRenderError):
 class PdbResolutionError(ComponentRenderError):
     """The PodDisruptionBudget of S5.5 cannot be resolved from the component and its runtime."""
 
+    metric_reason = "pdb"
+
     def __init__(self, component: str, problem: str) -> None:
         self.component = component
         self.problem = problem
         super().__init__(f"failed to resolve {component} PodDisruptionBudget: {problem}")
+
+
+class PdbPreflightError(ComponentRenderError):
+    """A PodDisruptionBudget of the component's name exists that this InferenceService did
+    not create (S5.5 preflight)."""
+
+    metric_reason = "pdb"
+
+    def __init__(self, component: str, budget: str) -> None:
+        self.component = component
+        self.budget = budget
+        super().__init__(
+            f"failed to preflight {component} PodDisruptionBudget: PodDisruptionBudget {budget} "
+            "exists and was not created by this InferenceService"
+        )
 
 
 class ResourceQuantityError(ComponentRenderError):
