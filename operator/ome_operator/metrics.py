@@ -7,7 +7,7 @@ No label carries an object name. Tests pass their own ``CollectorRegistry`` to `
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client import start_http_server as _start_http_server
@@ -24,6 +24,9 @@ class Metrics:
     """The operator's metrics, registered in one registry."""
 
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
+        self._modes: dict[Hashable, tuple[tuple[str, str], ...]] = {}
+        self._mode_counts: collections.Counter[tuple[str, str]] = collections.Counter()
+        self._unresolved: set[Hashable] = set()
         self.selection = Counter(
             "ome_runtime_selection_total",
             "Auto-selection runs. source: controller|webhook; outcome: selected|no_runtime|error;"
@@ -117,6 +120,29 @@ class Metrics:
 
     def set_unresolved(self, count: int) -> None:
         self.unresolved.set(count)
+
+    # -- the gauges kept per InferenceService --------------------------------------------------
+
+    def track_modes(self, key: Hashable, modes: tuple[tuple[str, str], ...]) -> None:
+        """The (component, mode) pairs of one InferenceService now (``()``: it is gone);
+        only the gauges of pairs that moved are set."""
+        before = self._modes.pop(key, ())
+        if modes:
+            self._modes[key] = modes
+        if before == modes:
+            return
+        self._mode_counts.subtract(before)
+        self._mode_counts.update(modes)
+        for pair in sorted(set(before) | set(modes)):
+            self.set_components_in_mode(*pair, self._mode_counts[pair])
+
+    def track_unresolved(self, key: Hashable, unresolved: bool) -> None:
+        """Whether one InferenceService has no runtime now (S8.2)."""
+        if unresolved:
+            self._unresolved.add(key)
+        else:
+            self._unresolved.discard(key)
+        self.set_unresolved(len(self._unresolved))
 
     def record_admission(
         self, kind: str, operation: str, allowed: bool, warnings: Iterable[str] = ()

@@ -12,7 +12,6 @@ author can fix says so on the InferenceService (``ReconcileFailed``).
 from __future__ import annotations
 
 import asyncio
-import collections
 import datetime
 import logging
 import threading
@@ -26,16 +25,15 @@ from ..cluster.applying import apply_object, merge_patch_between, with_owner
 from ..core.conditions import RECONCILE_FAILED, failed_status
 from ..core.operator_config import OperatorConfig
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
+from ..core.rendering.events import event_about
 from ..metrics import Metrics
 from ..models import InferenceService, InvalidResourceError, from_manifest
 from .queue import Backoff, WorkQueue
 from .snapshot import Caches, snapshot_for
 from .watches import InferenceServiceFeed, Watched, Watches, kind_named
 
-__all__ = ["EVENT_SOURCE", "MALFORMED", "Controller", "event_about"]
+__all__ = ["MALFORMED", "Controller"]
 
-#: ``source.component`` of every InferenceService event (OPEN-34).
-EVENT_SOURCE = "v1beta1Controllers"
 #: Reason of the Warning event on a runtime, model or accelerator class that does not parse.
 MALFORMED = "MalformedResource"
 #: API answers that mean the server refuses what the operator renders for an InferenceService
@@ -93,36 +91,6 @@ def _recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
         raise OwnerGoing()
 
 
-def event_about(obj: Mapping[str, Any], event: Event, now: str) -> dict[str, Any]:
-    """The Event object for ``event`` about ``obj`` (of a cluster-scoped object: in
-    ``default``, where kubectl describe looks for them)."""
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace") or "default"
-    involved = {
-        "apiVersion": obj.get("apiVersion", "ome.io/v1beta1"),
-        "kind": obj.get("kind", "InferenceService"),
-        "name": meta.get("name"),
-        "uid": meta.get("uid"),
-        "resourceVersion": meta.get("resourceVersion"),
-    }
-    if meta.get("namespace"):
-        involved["namespace"] = meta["namespace"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"generateName": f"{meta.get('name')}.", "namespace": namespace},
-        "involvedObject": {k: involved[k] for k in sorted(involved)},
-        "reason": event.reason,
-        "message": event.message,
-        "type": event.type,
-        "source": {"component": EVENT_SOURCE},
-        "reportingComponent": EVENT_SOURCE,
-        "firstTimestamp": now,
-        "lastTimestamp": now,
-        "count": 1,
-    }
-
-
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -143,9 +111,6 @@ class Controller:
     #: Per InferenceService, the generation its posted events were decided at, and their
     #: (reason, message): an identical decision of the same generation is posted once (OPEN-09).
     _posted: dict[Key, tuple[Any, set[tuple[str, str]]]] = field(default_factory=dict)
-    _modes: dict[Key, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-    _mode_counts: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
-    _unresolved: set[Key] = field(default_factory=set)
     #: Namespaces the API server answered NamespaceTerminating for: their InferenceServices are
     #: not reconciled again (their deletion events follow); forgotten with the last of them.
     _terminating: set[str] = field(default_factory=set)
@@ -180,9 +145,8 @@ class Controller:
         if body is None:
             self.isvcs.pop(key, None)
             self._posted.pop(key, None)
-            self._set_modes(key, ())
-            self._unresolved.discard(key)
-            self.metrics.set_unresolved(len(self._unresolved))
+            self.metrics.track_modes(key, ())
+            self.metrics.track_unresolved(key, False)
             self.queue.forget(key)
             if key[0] in self._terminating and not any(k[0] == key[0] for k in self.isvcs):
                 self._terminating.discard(key[0])
@@ -495,21 +459,6 @@ class Controller:
         for component, reason in decisions.component_errors:
             self.metrics.record_component_error(component, reason)
         if decisions.modes:
-            self._set_modes(key, decisions.modes)
-        if decisions.runtime_unresolved:
-            self._unresolved.add(key)
-        elif plan.outcome is Outcome.SUCCESS:
-            self._unresolved.discard(key)
-        self.metrics.set_unresolved(len(self._unresolved))
-
-    def _set_modes(self, key: Key, modes: tuple[tuple[str, str], ...]) -> None:
-        """Note the (component, mode) pairs of one InferenceService; move only their gauges."""
-        before = self._modes.pop(key, ())
-        if modes:
-            self._modes[key] = modes
-        if before == modes:
-            return
-        self._mode_counts.subtract(before)
-        self._mode_counts.update(modes)
-        for pair in sorted(set(before) | set(modes)):
-            self.metrics.set_components_in_mode(*pair, self._mode_counts[pair])
+            self.metrics.track_modes(key, decisions.modes)
+        if decisions.runtime_unresolved or plan.outcome is Outcome.SUCCESS:
+            self.metrics.track_unresolved(key, decisions.runtime_unresolved)
