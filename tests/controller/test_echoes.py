@@ -59,8 +59,9 @@ async def _queued(controller: Controller) -> bool:
 )
 async def test_events_after_a_write(event_version: str, deleted: bool, queued: bool) -> None:
     controller = _controller()
-    controller._loop = asyncio.get_running_loop()  # no workers: the queue only collects
-    await asyncio.to_thread(controller._apply, controller._client(), KEY, _deployment(None), None)
+    writer = controller.writer
+    writer.loop = asyncio.get_running_loop()  # no workers: the queue only collects
+    await asyncio.to_thread(writer.apply, writer.client(), KEY, _deployment(None), None)
     controller.owned_changed(*KEY, _deployment(event_version), deleted=deleted)
     assert await _queued(controller) is queued
 
@@ -74,11 +75,11 @@ async def test_events_after_a_write(event_version: str, deleted: bool, queued: b
 )
 async def test_events_during_a_write(event_version: str, queued: bool) -> None:
     controller = _controller()
-    controller._loop = asyncio.get_running_loop()  # no workers: the queue only collects
+    writer = controller.writer
+    writer.loop = asyncio.get_running_loop()  # no workers: the queue only collects
     identity = ("Deployment", "default", "chat-engine")
-    controller._writing.add(identity)  # the worker is between its request and the answer
+    writer.echoes.started(identity)  # the worker is between its request and the answer
     controller.owned_changed(*KEY, _deployment(event_version))
     assert await _queued(controller) is False
-    controller._writing.discard(identity)
-    await asyncio.to_thread(controller._apply, controller._client(), KEY, _deployment(None), None)
+    await asyncio.to_thread(writer.apply, writer.client(), KEY, _deployment(None), None)
     assert await _queued(controller) is queued

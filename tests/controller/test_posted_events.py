@@ -46,21 +46,21 @@ def test_a_decision_is_posted_once_per_generation_and_only_the_latest_is_remembe
     controller, api = _controller(), _Api()
 
     for generation in (1, 1, 2, 2, 3):
-        controller._post(api, KEY, _isvc(generation), ADVISORY)
+        controller.writer.post(api, KEY, _isvc(generation), ADVISORY)
 
     assert api.posted == [
         ("1", "RuntimeCompatibilityAdvisory"),
         ("2", "RuntimeCompatibilityAdvisory"),
         ("3", "RuntimeCompatibilityAdvisory"),
     ]
-    assert controller._posted == {KEY: (3, {(ADVISORY.reason, ADVISORY.message)})}
+    assert controller.writer.posted == {KEY: (3, {(ADVISORY.reason, ADVISORY.message)})}
 
 
 def test_runtime_not_found_is_posted_on_every_pass_and_nothing_is_remembered_for_it() -> None:
     controller, api = _controller(), _Api()
 
     for _ in range(1000):
-        controller._post(api, KEY, _isvc(1), NOT_FOUND)
+        controller.writer.post(api, KEY, _isvc(1), NOT_FOUND)
 
     assert len(api.posted) == 1000
-    assert controller._posted == {KEY: (1, set())}
+    assert controller.writer.posted == {KEY: (1, set())}

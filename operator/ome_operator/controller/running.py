@@ -12,25 +12,21 @@ author can fix says so on the InferenceService (``ReconcileFailed``).
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..cluster.api import ApiError, KubeApi, resource_version
-from ..cluster.applying import apply_object, merge_patch_between, with_owner
-from ..core.conditions import RECONCILE_FAILED, failed_status
 from ..core.operator_config import OperatorConfig
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
-from ..core.rendering.events import event_about
 from ..metrics import Metrics
 from ..models import InferenceService, InvalidResourceError, from_manifest
 from .queue import Backoff, WorkQueue
 from .snapshot import Caches, snapshot_for
 from .watches import InferenceServiceFeed, Watched, Watches, kind_named
+from .writing import OwnerGoing, PlanWriter, identity_of, now
 
 __all__ = ["MALFORMED", "Controller"]
 
@@ -46,15 +42,6 @@ logger = logging.getLogger("ome_operator.controller")
 Key = tuple[str, str]
 
 
-_UNSEEN = object()
-
-
-def _identity(obj: Mapping[str, Any]) -> tuple[tuple[Any, Any, Any], Any]:
-    """(kind, namespace, name) of an object, and its resourceVersion."""
-    meta = obj.get("metadata") or {}
-    return (obj.get("kind"), meta.get("namespace"), meta.get("name")), meta.get("resourceVersion")
-
-
 _VOLATILE = ("status", "resourceVersion", "managedFields")
 
 
@@ -62,37 +49,6 @@ def _essence(body: Mapping[str, Any]) -> dict[str, Any]:
     """What a reconcile depends on: everything but status and bookkeeping metadata."""
     meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _VOLATILE}
     return {**{k: v for k, v in body.items() if k != "status"}, "metadata": meta}
-
-
-class OwnerGoing(Exception):
-    """The InferenceService is gone or being deleted, though the watch has not said so yet."""
-
-
-def _owned_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
-    uid = (owner.get("metadata") or {}).get("uid")
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return any(ref.get("uid") == uid for ref in refs)
-
-
-def _recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
-    """Before adopting an object (it lacks our owner reference), read the InferenceService
-    itself, not the cache: the garbage collector removes owner references of an owner being
-    deleted with ``--cascade=orphan``, and its watch event may come before the owner's; an
-    adoption then would have the collector delete what it just orphaned. As client-go's
-    ``RecheckDeletionTimestamp`` does."""
-    try:
-        fresh = api.get(owner)
-    except ApiError as exc:
-        if exc.status == 404:
-            raise OwnerGoing() from None
-        raise
-    meta, uid = fresh.get("metadata") or {}, (owner.get("metadata") or {}).get("uid")
-    if meta.get("deletionTimestamp") or meta.get("uid") != uid:
-        raise OwnerGoing()
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -107,20 +63,10 @@ class Controller:
     workers: int = 4
     isvcs: dict[Key, dict[str, Any]] = field(default_factory=dict)
     _queue: WorkQueue | None = None
-    _api: KubeApi | None = None
-    #: Per InferenceService, the generation its posted events were decided at, and their
-    #: (reason, message): an identical decision of the same generation is posted once (OPEN-09).
-    _posted: dict[Key, tuple[Any, set[tuple[str, str]]]] = field(default_factory=dict)
     #: Namespaces the API server answered NamespaceTerminating for: their InferenceServices are
     #: not reconciled again (their deletion events follow); forgotten with the last of them.
     _terminating: set[str] = field(default_factory=set)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    #: (kind, namespace, name) -> resourceVersion of the object as this controller last wrote it.
-    _own_writes: dict[tuple[Any, Any, Any], Any] = field(default_factory=dict)
-    #: Objects being written now, and the versions their watch events showed meanwhile.
-    _writing: set[tuple[Any, Any, Any]] = field(default_factory=set)
-    _unconfirmed: dict[tuple[Any, Any, Any], Any] = field(default_factory=dict)
-    _echo_lock: threading.Lock = field(default_factory=threading.Lock)
     _loop: asyncio.AbstractEventLoop | None = None
 
     # -- feeding -----------------------------------------------------------------------------
@@ -144,7 +90,7 @@ class Controller:
         """An InferenceService changed (``None``: it is gone)."""
         if body is None:
             self.isvcs.pop(key, None)
-            self._posted.pop(key, None)
+            self.writer.forget(key)
             self.metrics.track_modes(key, ())
             self.metrics.track_unresolved(key, False)
             self.queue.forget(key)
@@ -169,25 +115,16 @@ class Controller:
     ) -> None:
         """An owned object changed: re-queue its owner, unless the event only echoes a write
         of this controller (whose answer may not have reached the worker yet)."""
-        identity, version = _identity(obj)
-        if deleted:
-            with self._echo_lock:
-                self._own_writes.pop(identity, None)  # nothing left to echo
-        else:
-            with self._echo_lock:
-                if version is not None and self._own_writes.get(identity) == version:
-                    return
-                if identity in self._writing:
-                    self._unconfirmed[identity] = version
-                    return
-        self.requeue_owner(namespace, isvc)
+        if not self.writer.echoes.is_echo(obj, deleted):
+            self.requeue_owner(namespace, isvc)
 
     # -- running -----------------------------------------------------------------------------
 
     def __post_init__(self) -> None:
+        self.writer = PlanWriter(self.api_factory, self.caches.objects, self.requeue_owner)
         caches = self.caches
         caches.objects.on_change = self.owned_changed
-        caches.serving_runtimes.on_change = lambda obj: self.requeue(_identity(obj)[0][1] or "")
+        caches.serving_runtimes.on_change = lambda obj: self.requeue(identity_of(obj)[0][1] or "")
         caches.cluster_serving_runtimes.on_change = lambda obj: self.requeue(None)
         for source in caches.sources:
             source.on_malformed = self.set_aside
@@ -199,7 +136,7 @@ class Controller:
     ) -> None:
         """Start the watches and the workers; the workers take keys once every watch has
         listed. Once only."""
-        self._loop = asyncio.get_running_loop()
+        self._loop = self.writer.loop = asyncio.get_running_loop()
         isvcs = InferenceServiceFeed(lambda: self.isvcs, self.seen, self._gone)
         self.watches.start(
             api_factory,
@@ -226,14 +163,14 @@ class Controller:
     def set_aside(self, obj: Mapping[str, Any], problem: str) -> None:
         """A runtime, model or accelerator class that does not parse: it is left out of every
         decision until it changes. Logged, and a Warning event on it, once per version."""
-        (kind, namespace, name), _ = _identity(obj)
+        (kind, namespace, name), _ = identity_of(obj)
         logger.error(
             "Ignoring a malformed object until it changes",
             extra={"kind": kind, "namespace": namespace, "resource": name, "error": problem},
         )
         if self._loop is not None:
             event = Event("Warning", MALFORMED, f"{problem}; it is ignored until it changes")
-            self._loop.run_in_executor(None, self._post_about, obj, event)
+            self._loop.run_in_executor(None, self.writer.post_about, obj, event)
 
     async def _work(self) -> None:
         await self.watches.synced.wait()
@@ -270,7 +207,7 @@ class Controller:
             self._keep_status(key, body, written)
             self.metrics.record_reconcile(Outcome.PARKED, time.monotonic() - started)
             return False
-        snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=_now())
+        snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=now())
         plan, outcome, written = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
         self._keep_status(key, body, written)
         self._record(key, plan)
@@ -298,7 +235,7 @@ class Controller:
         the InferenceService as the status write left it (None: no status written)."""
         plan = reconcile(isvc, snapshot, self.config_source())
         try:
-            written = self._write(key, body, snapshot.existing, plan)
+            written = self.writer.write(key, body, snapshot.existing, plan)
         except OwnerGoing:
             logger.info(
                 "InferenceService is being deleted; its objects are not adopted",
@@ -342,17 +279,10 @@ class Controller:
     def _report_failure(
         self, key: Key, body: Mapping[str, Any], message: str
     ) -> dict[str, Any] | None:
-        """Tell the InferenceService's author why no pass completes: ``Ready=False``, reason
-        ``ReconcileFailed``, and one Warning event per distinct message. Returns the object as
-        the status write left it (None: nothing written)."""
-        api, old = self._client(), body.get("status") or {}
-        status = failed_status(old, message, now=_now())
+        """Tell the InferenceService's author why no pass completes (``ReconcileFailed``);
+        the object as the status write left it (None: nothing written)."""
         try:
-            written = None
-            if status != old:
-                patch = merge_patch_between(old if isinstance(old, dict) else {}, status)
-                written = api.merge_patch(body, {"status": patch}, subresource="status")
-            self._post(api, key, body, Event("Warning", RECONCILE_FAILED, message))
+            return self.writer.report_failure(key, body, message)
         except ApiError as exc:  # the next pass tries again
             if "NamespaceTerminating" in exc.causes:
                 self._terminating.add(key[0])  # its deletion events end this
@@ -361,90 +291,6 @@ class Controller:
                 extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
             )
             return None
-        return written
-
-    # -- writing (worker thread) ---------------------------------------------------------------
-
-    def _client(self) -> KubeApi:
-        if self._api is None:
-            self._api = self.api_factory()
-        return self._api
-
-    def _write(
-        self,
-        key: Key,
-        body: Mapping[str, Any],
-        existing: Mapping[tuple[str, str], Any],
-        plan: ReconcilePlan,
-    ) -> dict[str, Any] | None:
-        api = self._client()
-        for record in plan.logs:
-            level = logging.ERROR if record.level == "error" else logging.INFO
-            logger.log(level, record.message, extra=dict(record.fields))
-        for obj in plan.apply:
-            current = existing.get((obj["kind"], obj["metadata"]["name"]))
-            if current is not None and not _owned_by(current, body):
-                _recheck_owner(api, body)
-            try:
-                self._apply(api, key, with_owner(obj, body), current)
-            except ApiError as exc:  # say which object: the server's text may not
-                message = f"cannot write {obj['kind']} {obj['metadata']['name']}: {exc.message}"
-                raise ApiError(exc.status, message, exc.reason, exc.causes) from None
-        for obj in plan.delete:
-            api.delete(obj)
-        written = None
-        if plan.status is not None and plan.status != (body.get("status") or {}):
-            patch = merge_patch_between(body.get("status") or {}, plan.status)
-            written = api.merge_patch(body, {"status": patch}, subresource="status")
-        for event in plan.events:
-            self._post(api, key, body, event)
-        return written
-
-    def _apply(
-        self, api: KubeApi, key: Key, desired: Mapping[str, Any], current: Mapping[str, Any] | None
-    ) -> None:
-        """Apply one object, noting the write so that its watch echo does not re-queue."""
-        identity, _ = _identity(desired)
-        with self._echo_lock:
-            self._writing.add(identity)
-        written = None
-        try:
-            written = apply_object(api, desired, current)
-        finally:
-            version = _identity(written)[1] if written is not None else None
-            with self._echo_lock:
-                self._writing.discard(identity)
-                if version is not None:
-                    self._own_writes[identity] = version
-                seen = self._unconfirmed.pop(identity, _UNSEEN)
-            if written is not None and current is not None:
-                self._loop.call_soon_threadsafe(self.caches.objects.wrote, written)
-            if seen is not _UNSEEN and (version is None or seen != version):
-                self._loop.call_soon_threadsafe(self.requeue_owner, *key)
-
-    def _post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
-        meta = body["metadata"]
-        generation, posted = self._posted.get(key, (None, set()))
-        if generation != meta.get("generation"):  # older decisions can never repeat: forget
-            generation, posted = meta.get("generation"), set()
-        identity = (event.reason, event.message)
-        if event.reason != "RuntimeNotFound" and identity in posted:
-            return
-        api.create(event_about(body, event, _now()))
-        if event.reason != "RuntimeNotFound":  # posted on every pass: nothing to remember
-            posted.add(identity)
-        self._posted[key] = (generation, posted)
-
-    def _post_about(self, obj: Mapping[str, Any], event: Event) -> None:
-        """Post an event about any object, in a worker thread; a failure is only logged."""
-        try:
-            self._client().create(event_about(obj, event, _now()))
-        except ApiError as exc:
-            (kind, namespace, name), _ = _identity(obj)
-            logger.warning(
-                "Failed to post an event",
-                extra={"kind": kind, "namespace": namespace, "resource": name, "error": str(exc)},
-            )
 
     # -- metrics -------------------------------------------------------------------------------
 

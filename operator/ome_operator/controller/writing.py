@@ -1,0 +1,228 @@
+"""Carrying out a reconcile plan through the API, in a worker thread (S9, OPEN-09).
+
+``PlanWriter`` writes a plan's objects in order (patching only what differs), its deletions,
+its status (only when it changed) and its events (an identical decision of one generation once;
+``RuntimeNotFound`` on every pass). ``Echoes`` remembers the versions it wrote, so that the watch
+event echoing one of its own writes re-queues nothing, while any other change does. Before it
+adopts an object that lacks the InferenceService's owner reference it reads the InferenceService
+itself (``OwnerGoing`` when it is being deleted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..cluster.api import ApiError, KubeApi
+from ..cluster.applying import apply_object, merge_patch_between, with_owner
+from ..core.conditions import RECONCILE_FAILED, failed_status
+from ..core.plans import Event, ReconcilePlan
+from ..core.rendering.events import event_about
+from .owned import OwnedObjects
+
+__all__ = ["Echoes", "OwnerGoing", "PlanWriter", "identity_of", "now"]
+
+logger = logging.getLogger("ome_operator.controller")
+
+Key = tuple[str, str]
+Identity = tuple[Any, Any, Any]
+_UNSEEN = object()
+
+
+def identity_of(obj: Mapping[str, Any]) -> tuple[Identity, Any]:
+    """(kind, namespace, name) of an object, and its resourceVersion."""
+    meta = obj.get("metadata") or {}
+    return (obj.get("kind"), meta.get("namespace"), meta.get("name")), meta.get("resourceVersion")
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class OwnerGoing(Exception):
+    """The InferenceService is gone or being deleted, though the watch has not said so yet."""
+
+
+def _owned_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
+    uid = (owner.get("metadata") or {}).get("uid")
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return any(ref.get("uid") == uid for ref in refs)
+
+
+def _recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
+    """Before adopting an object (it lacks our owner reference), read the InferenceService
+    itself, not the cache: the garbage collector removes owner references of an owner being
+    deleted with ``--cascade=orphan``, and its watch event may come before the owner's; an
+    adoption then would have the collector delete what it just orphaned. As client-go's
+    ``RecheckDeletionTimestamp`` does."""
+    try:
+        fresh = api.get(owner)
+    except ApiError as exc:
+        if exc.status == 404:
+            raise OwnerGoing() from None
+        raise
+    meta, uid = fresh.get("metadata") or {}, (owner.get("metadata") or {}).get("uid")
+    if meta.get("deletionTimestamp") or meta.get("uid") != uid:
+        raise OwnerGoing()
+
+
+class Echoes:
+    """The versions of this controller's own writes, and the watch events seen while one is
+    under way (its answer may come after its echo). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: identity -> resourceVersion of the object as this controller last wrote it
+        self._written: dict[Identity, Any] = {}
+        #: objects being written now, and the versions their watch events showed meanwhile
+        self._writing: set[Identity] = set()
+        self._unconfirmed: dict[Identity, Any] = {}
+
+    def is_echo(self, obj: Mapping[str, Any], deleted: bool) -> bool:
+        """Whether a watch event of ``obj`` only echoes a write of this controller (an event
+        seen during a write is decided when the write's answer comes: ``finished``)."""
+        identity, version = identity_of(obj)
+        with self._lock:
+            if deleted:
+                self._written.pop(identity, None)  # nothing left to echo
+                return False
+            if version is not None and self._written.get(identity) == version:
+                return True
+            if identity in self._writing:
+                self._unconfirmed[identity] = version
+                return True
+        return False
+
+    def started(self, identity: Identity) -> None:
+        with self._lock:
+            self._writing.add(identity)
+
+    def finished(self, identity: Identity, version: Any) -> bool:
+        """The write of ``identity`` answered ``version`` (None: it failed); True when a
+        change by someone else was seen meanwhile."""
+        with self._lock:
+            self._writing.discard(identity)
+            if version is not None:
+                self._written[identity] = version
+            seen = self._unconfirmed.pop(identity, _UNSEEN)
+        return seen is not _UNSEEN and (version is None or seen != version)
+
+
+class PlanWriter:
+    """Writes plans; every method runs in a worker thread except ``forget``."""
+
+    def __init__(
+        self,
+        api_factory: Callable[[], KubeApi],
+        objects: OwnedObjects,
+        requeue_owner: Callable[[str, str], None],
+    ) -> None:
+        self.echoes = Echoes()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._api_factory = api_factory
+        self._api: KubeApi | None = None
+        self._objects = objects
+        self._requeue_owner = requeue_owner
+        #: Per InferenceService, the generation its posted events were decided at, and their
+        #: (reason, message): an identical decision of one generation is posted once (OPEN-09).
+        self.posted: dict[Key, tuple[Any, set[tuple[str, str]]]] = {}
+
+    def client(self) -> KubeApi:
+        if self._api is None:
+            self._api = self._api_factory()
+        return self._api
+
+    def forget(self, key: Key) -> None:
+        self.posted.pop(key, None)
+
+    def write(
+        self,
+        key: Key,
+        body: Mapping[str, Any],
+        existing: Mapping[tuple[str, str], Any],
+        plan: ReconcilePlan,
+    ) -> dict[str, Any] | None:
+        """Carry ``plan`` out; the InferenceService as the status write left it (None: no
+        status written). ApiError names the object a write failed for."""
+        api = self.client()
+        for record in plan.logs:
+            level = logging.ERROR if record.level == "error" else logging.INFO
+            logger.log(level, record.message, extra=dict(record.fields))
+        for obj in plan.apply:
+            current = existing.get((obj["kind"], obj["metadata"]["name"]))
+            if current is not None and not _owned_by(current, body):
+                _recheck_owner(api, body)
+            try:
+                self.apply(api, key, with_owner(obj, body), current)
+            except ApiError as exc:  # say which object: the server's text may not
+                message = f"cannot write {obj['kind']} {obj['metadata']['name']}: {exc.message}"
+                raise ApiError(exc.status, message, exc.reason, exc.causes) from None
+        for obj in plan.delete:
+            api.delete(obj)
+        written = None
+        if plan.status is not None and plan.status != (body.get("status") or {}):
+            patch = merge_patch_between(body.get("status") or {}, plan.status)
+            written = api.merge_patch(body, {"status": patch}, subresource="status")
+        for event in plan.events:
+            self.post(api, key, body, event)
+        return written
+
+    def apply(
+        self, api: KubeApi, key: Key, desired: Mapping[str, Any], current: Mapping[str, Any] | None
+    ) -> None:
+        """Apply one object, noting the write so that its watch echo does not re-queue."""
+        identity, _ = identity_of(desired)
+        self.echoes.started(identity)
+        written = None
+        try:
+            written = apply_object(api, desired, current)
+        finally:
+            version = identity_of(written)[1] if written is not None else None
+            changed_meanwhile = self.echoes.finished(identity, version)
+            assert self.loop is not None
+            if written is not None and current is not None:
+                self.loop.call_soon_threadsafe(self._objects.wrote, written)
+            if changed_meanwhile:
+                self.loop.call_soon_threadsafe(self._requeue_owner, *key)
+
+    def report_failure(
+        self, key: Key, body: Mapping[str, Any], message: str
+    ) -> dict[str, Any] | None:
+        """``Ready=False``, reason ``ReconcileFailed``, and one Warning event per distinct
+        message; the InferenceService as the status write left it (None: nothing written)."""
+        api, old = self.client(), body.get("status") or {}
+        status = failed_status(old, message, now=now())
+        written = None
+        if status != old:
+            patch = merge_patch_between(old if isinstance(old, dict) else {}, status)
+            written = api.merge_patch(body, {"status": patch}, subresource="status")
+        self.post(api, key, body, Event("Warning", RECONCILE_FAILED, message))
+        return written
+
+    def post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
+        meta = body["metadata"]
+        generation, posted = self.posted.get(key, (None, set()))
+        if generation != meta.get("generation"):  # older decisions can never repeat: forget
+            generation, posted = meta.get("generation"), set()
+        identity = (event.reason, event.message)
+        if event.reason != "RuntimeNotFound" and identity in posted:
+            return
+        api.create(event_about(body, event, now()))
+        if event.reason != "RuntimeNotFound":  # posted on every pass: nothing to remember
+            posted.add(identity)
+        self.posted[key] = (generation, posted)
+
+    def post_about(self, obj: Mapping[str, Any], event: Event) -> None:
+        """Post an event about any object; a failure is only logged."""
+        try:
+            self.client().create(event_about(obj, event, now()))
+        except ApiError as exc:
+            (kind, namespace, name), _ = identity_of(obj)
+            logger.warning(
+                "Failed to post an event",
+                extra={"kind": kind, "namespace": namespace, "resource": name, "error": str(exc)},
+            )
