@@ -15,13 +15,14 @@ import pytest
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-from ome_operator.cluster.api import KINDS, KindInfo, KubeApi
+from ome_operator.cluster.api import KubeApi
 from ome_operator.cluster.informing import Changed, Informer, Message, Relisted
+from ome_operator.cluster.resources import Resource, resource_named
 from ome_operator.handlers.startup import allow_deep_objects
 from tests.support.kube_access import apply_object, eventually
 
 DEPLOYMENTS = "apps/v1/deployments"
-DEPLOYMENT = KINDS[("apps/v1", "Deployment")]
+DEPLOYMENT = resource_named("Deployment")
 OWNER = "ome.io/inferenceservice"
 META = ["creationTimestamp", "generation", "labels", "name", "namespace"]
 GONE = {
@@ -256,7 +257,7 @@ async def test_a_failed_list_is_logged_and_retried(
 
 
 async def test_a_kind_the_server_does_not_serve_is_empty_and_retried(api, kube, received):
-    widgets = KindInfo("example.io/v1", "Widget", "widgets")
+    widgets = Resource("example.io", "v1", "widgets", "Widget")
     watcher = Informer(api, widgets, None, received, retry_delay=lambda failures: 0.05)
     watcher.start()
     try:

@@ -25,13 +25,8 @@ from typing import Any, TextIO, TypeVar
 
 import yaml
 
-from ..cluster.objects import (
-    INFERENCE_SERVICE,
-    NotFoundError,
-    ObjectReader,
-    ReadError,
-    Resource,
-)
+from ..cluster.objects import NotFoundError, ObjectReader, ReadError
+from ..cluster.resources import INFERENCE_SERVICE, resource_named
 from ..models import InferenceService, InvalidResourceError, from_manifest
 from .effective_report import Evidence, Lookup, build_report, revision_names
 from .effective_vocabulary import RuntimeEffectiveReport, RuntimeId, View
@@ -60,7 +55,7 @@ __all__ = [
     "wide_rows",
 ]
 
-CONTROLLER_REVISION = Resource("apps", "v1", "controllerrevisions", "ControllerRevision", True)
+CONTROLLER_REVISION = resource_named("ControllerRevision")
 OUTPUTS = ("table", "wide", "json", "yaml")
 API_VERSION = "cli.ome.io/v1alpha1"
 KIND = "RuntimeEffectiveReport"

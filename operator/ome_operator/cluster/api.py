@@ -8,76 +8,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import urllib3
 from kubernetes import client as k8s_client
 
+from .resources import resource_of
+
 __all__ = [
-    "KINDS",
     "ApiError",
-    "KindInfo",
     "KubeApi",
-    "kind_info",
     "object_path",
     "resource_version",
 ]
 
 
-@dataclass(frozen=True)
-class KindInfo:
-    api_version: str
-    kind: str
-    plural: str
-    namespaced: bool = True
-
-    def collection(self, namespace: str | None) -> str:
-        """The collection's path: of one namespace, or of all of them (``None``)."""
-        root = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
-        if self.namespaced and namespace is not None:
-            return f"{root}/namespaces/{namespace}/{self.plural}"
-        return f"{root}/{self.plural}"
-
-
-#: The kinds the operator writes or reads by name.
-KINDS: dict[tuple[str, str], KindInfo] = {
-    (info.api_version, info.kind): info
-    for info in (
-        KindInfo("apps/v1", "Deployment", "deployments"),
-        KindInfo("v1", "Service", "services"),
-        KindInfo("v1", "Pod", "pods"),
-        KindInfo("v1", "Event", "events"),
-        KindInfo("v1", "ConfigMap", "configmaps"),
-        KindInfo("v1", "Secret", "secrets"),
-        KindInfo(
-            "admissionregistration.k8s.io/v1",
-            "ValidatingWebhookConfiguration",
-            "validatingwebhookconfigurations",
-            namespaced=False,
-        ),
-        KindInfo("policy/v1", "PodDisruptionBudget", "poddisruptionbudgets"),
-        KindInfo("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets"),
-        KindInfo("ome.io/v1beta1", "InferenceReplica", "inferencereplicas"),
-        KindInfo("ome.io/v1beta1", "InferenceService", "inferenceservices"),
-        KindInfo("ome.io/v1beta1", "ServingRuntime", "servingruntimes"),
-        KindInfo(
-            "ome.io/v1beta1", "ClusterServingRuntime", "clusterservingruntimes", namespaced=False
-        ),
-        KindInfo("ome.io/v1beta1", "BaseModel", "basemodels"),
-        KindInfo("ome.io/v1beta1", "ClusterBaseModel", "clusterbasemodels", namespaced=False),
-        KindInfo("ome.io/v1beta1", "AcceleratorClass", "acceleratorclasses", namespaced=False),
-    )
-}
-
-
-def kind_info(obj: Mapping[str, Any]) -> KindInfo:
-    return KINDS[(obj["apiVersion"], obj["kind"])]
-
-
 def object_path(obj: Mapping[str, Any], subresource: str | None = None) -> str:
     meta = obj["metadata"]
-    path = f"{kind_info(obj).collection(meta.get('namespace'))}/{meta['name']}"
+    path = f"{resource_of(obj).collection(meta.get('namespace'))}/{meta['name']}"
     return f"{path}/{subresource}" if subresource else path
 
 
@@ -163,7 +111,7 @@ class KubeApi:
 
     def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         namespace = obj["metadata"].get("namespace")
-        return self.request("POST", kind_info(obj).collection(namespace), dict(obj))
+        return self.request("POST", resource_of(obj).collection(namespace), dict(obj))
 
     def merge_patch(
         self, obj: Mapping[str, Any], patch: Mapping[str, Any], subresource: str | None = None

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .api import ApiError, KindInfo, KubeApi, resource_version
+from .api import ApiError, KubeApi, resource_version
+from .resources import Resource
 
 __all__ = ["Changed", "Informer", "Message", "Relisted"]
 
@@ -65,7 +66,7 @@ class Informer:
     def __init__(
         self,
         api: KubeApi,
-        kind: KindInfo,
+        kind: Resource,
         namespace: str | None,
         deliver: Callable[[list[Message]], None],
         *,

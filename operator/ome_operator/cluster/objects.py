@@ -12,8 +12,17 @@ Errors::
     └── TooManyObjectsError   a list holds more objects than the caller's limit
 """
 
-import dataclasses
 from typing import Any, Protocol
+
+from .resources import (
+    ACCELERATOR_CLASS,
+    BASE_MODEL,
+    CLUSTER_BASE_MODEL,
+    CLUSTER_SERVING_RUNTIME,
+    INFERENCE_SERVICE,
+    SERVING_RUNTIME,
+    Resource,
+)
 
 __all__ = [
     "ACCELERATOR_CLASS",
@@ -35,36 +44,6 @@ __all__ = [
 
 #: Objects as the API returns them: plain JSON-like dicts.
 ObjectList = list[dict[str, Any]]
-
-
-@dataclasses.dataclass(frozen=True)
-class Resource:
-    """One API resource, addressed the way URLs and error messages address it."""
-
-    group: str
-    version: str
-    plural: str
-    kind: str
-    namespaced: bool
-
-    @property
-    def qualified(self) -> str:
-        """``<plural>.<group>``, as the API server names the resource in its messages."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-
-INFERENCE_SERVICE = Resource("ome.io", "v1beta1", "inferenceservices", "InferenceService", True)
-SERVING_RUNTIME = Resource("ome.io", "v1beta1", "servingruntimes", "ServingRuntime", True)
-CLUSTER_SERVING_RUNTIME = Resource(
-    "ome.io", "v1beta1", "clusterservingruntimes", "ClusterServingRuntime", False
-)
-BASE_MODEL = Resource("ome.io", "v1beta1", "basemodels", "BaseModel", True)
-CLUSTER_BASE_MODEL = Resource("ome.io", "v1beta1", "clusterbasemodels", "ClusterBaseModel", False)
-ACCELERATOR_CLASS = Resource("ome.io", "v1beta1", "acceleratorclasses", "AcceleratorClass", False)
 
 
 class ObjectReader(Protocol):

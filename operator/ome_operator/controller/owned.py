@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..cluster.api import resource_version
+from ..cluster.resources import resource_named
 from ..core.rendering.metadata import OWNER_LABEL
-from .watches import Collection, Watched, kind_named
+from .watches import Collection, Watched
 
 __all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange"]
 
@@ -136,7 +137,7 @@ class OwnedObjects:
         API) holds nothing and is not watched."""
         return [
             Watched(
-                kind_named(kind),
+                resource_named(kind),
                 cache,
                 label_selector=None if kind == self.BUDGETS else OWNER_LABEL,
             )

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cluster.api import ApiError, KubeApi, resource_version
+from ..cluster.resources import resource_named
 from ..core.operator_config import OperatorConfig
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
 from ..metrics import Metrics
 from ..models import InferenceService, InvalidResourceError, from_manifest
 from .queue import Backoff, WorkQueue
 from .snapshot import Caches, snapshot_for
-from .watches import InferenceServiceFeed, Watched, Watches, kind_named
+from .watches import InferenceServiceFeed, Watched, Watches
 from .writing import OwnerGoing, PlanWriter, identity_of, now
 
 __all__ = ["MALFORMED", "Controller"]
@@ -141,7 +142,7 @@ class Controller:
         self.watches.start(
             api_factory,
             [
-                Watched(kind_named("InferenceService"), isvcs),
+                Watched(resource_named("InferenceService"), isvcs),
                 *self.caches.watched(leader_worker_sets=self.lws_installed),
             ],
             namespaces,

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cluster.resources import resource_named
 from ..core.model_catalog import ModelCatalog
 from ..core.reconciling import Snapshot
 from ..core.rendering.naming import component_name
@@ -18,7 +19,7 @@ from ..core.selection import RuntimeCatalog
 from ..models import COMPONENTS, InferenceService
 from .owned import OwnedObjects
 from .sources import SourceIndex
-from .watches import Watched, kind_named
+from .watches import Watched
 
 __all__ = ["Caches", "snapshot_for"]
 
@@ -77,7 +78,7 @@ class Caches:
 
     def watched(self, *, leader_worker_sets: bool = True) -> list[Watched]:
         own = self.objects.watched(leader_worker_sets=leader_worker_sets)
-        return [*(Watched(kind_named(s.kind), s) for s in self.sources), *own]
+        return [*(Watched(resource_named(s.kind), s) for s in self.sources), *own]
 
     def runtimes(self, namespace: str) -> RuntimeCatalog:
         versions = (

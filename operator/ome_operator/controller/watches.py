@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..cluster.api import KINDS, KindInfo, KubeApi, resource_version
+from ..cluster.api import KubeApi, resource_version
 from ..cluster.informing import Informer, Message, Relisted
+from ..cluster.resources import Resource
 
-__all__ = ["Collection", "Feed", "InferenceServiceFeed", "Watched", "Watches", "kind_named"]
+__all__ = ["Collection", "Feed", "InferenceServiceFeed", "Watched", "Watches"]
 
 
 class Feed(Protocol):
@@ -36,13 +37,9 @@ class Feed(Protocol):
 class Watched:
     """One kind to watch, what its messages feed, and the label its objects must carry."""
 
-    kind: KindInfo
+    kind: Resource
     feed: Feed
     label_selector: str | None = None
-
-
-def kind_named(kind: str) -> KindInfo:
-    return next(info for info in KINDS.values() if info.kind == kind)
 
 
 Key = tuple[str, str]

@@ -50,6 +50,7 @@ from .rendering import (
     render_component,
     render_entry_service,
 )
+from .rendering.metadata import OWNER_LABEL
 from .rendering.naming import component_name
 from .selection import (
     ModelSpecError,
@@ -350,7 +351,7 @@ def _orphans(isvc: InferenceService, snap: Snapshot) -> tuple[dict[str, Any], ..
             component
             and component not in declared
             and _owned_by(obj, isvc)
-            and labels.get("ome.io/inferenceservice") == isvc.name
+            and labels.get(OWNER_LABEL) == isvc.name
         ):
             found.append(_ref(obj))
     return tuple(found)

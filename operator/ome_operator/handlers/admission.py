@@ -12,6 +12,7 @@ from typing import Any
 
 import kopf
 
+from ..cluster.resources import INFERENCE_SERVICE
 from ..controller.snapshot import Caches
 from ..core.admission import AdmissionVerdict, review_inference_service, review_serving_runtime
 from ..models import InferenceService, InvalidResourceError, ServingRuntime, storable_manifest
@@ -26,7 +27,7 @@ __all__ = [
 #: so the handlers also pass anything else (DELETE above all) unvalidated (S7.1).
 _OPERATIONS = ["CREATE", "UPDATE"]
 _DENIED = 403
-GROUP, VERSION = "ome.io", "v1beta1"
+GROUP, VERSION = INFERENCE_SERVICE.group, INFERENCE_SERVICE.version
 #: Seconds a review waits for the first listings at start (the API server gives it 10).
 SYNC_WAIT = 5.0
 _STARTING = (

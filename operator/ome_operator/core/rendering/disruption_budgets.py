@@ -14,7 +14,7 @@ from ...models import ComponentSpec
 from ..deployment_modes import DeploymentMode
 from .context import BUDGET_FIELDS, Budget, ComponentContext, pods_per_replica
 from .errors import PdbResolutionError
-from .metadata import common_labels, service_annotations
+from .metadata import OWNER_LABEL, common_labels, service_annotations
 from .naming import app_label, component_name
 
 __all__ = [
@@ -88,7 +88,7 @@ def omenative_selector(ctx: ComponentContext) -> dict[str, str]:
     """The OMENative pod labels that select every pod of the component (S5.4.6, S5.5)."""
     return {
         "component": ctx.component,
-        "ome.io/inferenceservice": ctx.isvc.name,
+        OWNER_LABEL: ctx.isvc.name,
         "ome.io/managed-by": "OMENative",
     }
 

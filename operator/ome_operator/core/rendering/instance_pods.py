@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .inference_replicas import revision_hash
-from .metadata import MANAGED_BY, sorted_map
+from .metadata import MANAGED_BY, OWNER_LABEL, sorted_map
 from .naming import headless_service_name, instance_pod_name
 from .pod_specs import set_env
 
@@ -32,9 +32,7 @@ def render_instance_pods(
     metadata = inference_replica["metadata"]
     spec = inference_replica["spec"]
     component = spec["component"]
-    isvc = (spec.get("parentRef") or {}).get("name") or metadata["labels"][
-        "ome.io/inferenceservice"
-    ]
+    isvc = (spec.get("parentRef") or {}).get("name") or metadata["labels"][OWNER_LABEL]
     runners = spec.get("runners") or []
     instance = _Instance(
         isvc=isvc,
@@ -74,7 +72,7 @@ class _Instance:
         template = copy.deepcopy(runner.get("template") or {})
         template_meta = template.get("metadata") or {}
         labels = {
-            "ome.io/inferenceservice": self.isvc,
+            OWNER_LABEL: self.isvc,
             "component": self.component,
             **MANAGED_BY,
             "ome.io/instance-index": str(self.index),

@@ -12,6 +12,7 @@ from .disruption_budgets import omenative_selector
 from .metadata import (
     LAST_APPLIED,
     MANAGED_BY,
+    OWNER_LABEL,
     POD_ONLY_PREFIXES,
     common_labels,
     service_annotations,
@@ -122,7 +123,7 @@ def render_entry_service(
     metadata: dict[str, Any] = {
         "name": object_name(isvc.name),
         "namespace": isvc.namespace,
-        "labels": sorted_map(isvc.metadata.labels, {"ome.io/inferenceservice": isvc.name}),
+        "labels": sorted_map(isvc.metadata.labels, {OWNER_LABEL: isvc.name}),
     }
     if annotations:
         metadata["annotations"] = dict(sorted(annotations.items()))
