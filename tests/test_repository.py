@@ -82,3 +82,30 @@ def test_an_import_across_the_contracts_breaks_them(tmp_path, module: str, line:
 
     assert result.returncode == 1, result.stdout + result.stderr
     assert "BROKEN" in result.stdout
+
+
+def test_no_source_module_is_over_400_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "operator").rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert long == {}
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    import grimp
+
+    sys.path.insert(0, str(ROOT / "operator"))
+    try:
+        graph = grimp.build_graph("ome_operator")
+    finally:
+        sys.path.remove(str(ROOT / "operator"))
+    cycles = sorted(
+        (module, imported)
+        for module in graph.modules
+        for imported in graph.find_modules_directly_imported_by(module)
+        if imported.startswith("ome_operator")
+        and graph.find_shortest_chain(importer=imported, imported=module)
+    )
+    assert cycles == []

@@ -24,8 +24,11 @@ from ome_operator.cli.effective import (
     run_effective,
     selection_context_rows,
 )
-from ome_operator.cli.effective_report import build_report
-from ome_operator.cli.effective_vocabulary import (
+from ome_operator.cli.main import main
+from ome_operator.cluster.manifests import ManifestReader
+from ome_operator.cluster.objects import INFERENCE_SERVICE, ReadTimeoutError, Resource
+from ome_operator.core.effective.report import build_report
+from ome_operator.core.effective.vocabulary import (
     drift_of,
     inheritance_of,
     live_relation,
@@ -34,9 +37,6 @@ from ome_operator.cli.effective_vocabulary import (
     status_state,
     sync_state,
 )
-from ome_operator.cli.main import main
-from ome_operator.cluster.manifests import ManifestReader
-from ome_operator.cluster.objects import INFERENCE_SERVICE, ReadTimeoutError, Resource
 from ome_operator.core.selection import RuntimeCatalog
 from ome_operator.models import RuntimeRef, from_manifest
 from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest

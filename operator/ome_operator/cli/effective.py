@@ -4,7 +4,7 @@
 S16.1): the namespace's runtimes plus every CSR (at most 1,000), the model (BaseModel, then
 ClusterBaseModel) and the pinned ControllerRevisions by name in the OME namespace. A failed
 read is kept as evidence, so the view that needed it becomes ``Unavailable`` (S13.8);
-``effective_report.build_report`` decides everything else. The ``format_*`` and ``*_rows``
+``core.effective.report.build_report`` decides everything else. The ``format_*`` and ``*_rows``
 functions are pure; ``run_effective`` is the only one that prints.
 
 Errors (rendered ``error: <message>`` on stderr, exit 1)::
@@ -25,12 +25,13 @@ from typing import Any, TextIO, TypeVar
 
 import yaml
 
+from ..cluster.fetching import read_model, read_runtimes
 from ..cluster.objects import NotFoundError, ObjectReader, ReadError
 from ..cluster.resources import INFERENCE_SERVICE, resource_named
+from ..core.effective.report import Evidence, Lookup, build_report, revision_names
+from ..core.effective.vocabulary import RuntimeEffectiveReport, RuntimeId, View
+from ..core.selection import RuntimeCatalog
 from ..models import InferenceService, InvalidResourceError, from_manifest
-from .effective_report import Evidence, Lookup, build_report, revision_names
-from .effective_vocabulary import RuntimeEffectiveReport, RuntimeId, View
-from .explain import collect_runtimes, read_model
 from .tables import format_table, shorten_value
 
 __all__ = [
@@ -153,7 +154,7 @@ def collect_evidence(
     spec = isvc.spec
     runtimes, model = Lookup(), Lookup()
     if (spec.runtime is not None and spec.runtime.name) or spec.model is not None:
-        runtimes = _lookup(lambda: collect_runtimes(reader, namespace))
+        runtimes = _lookup(lambda: RuntimeCatalog.of(read_runtimes(reader, namespace)))
     if spec.model is not None:
         model = _lookup(lambda: read_model(reader, namespace, spec.model.name))
     names = revision_names(isvc)

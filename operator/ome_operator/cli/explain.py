@@ -9,35 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TextIO
 
-from ..cluster.objects import (
-    BASE_MODEL,
-    CLUSTER_BASE_MODEL,
-    CLUSTER_SERVING_RUNTIME,
-    INFERENCE_SERVICE,
-    SERVING_RUNTIME,
-    NotFoundError,
-    ObjectReader,
-    TooManyObjectsError,
-)
+from ..cluster.fetching import read_model, read_runtimes
+from ..cluster.objects import ObjectReader
+from ..cluster.resources import INFERENCE_SERVICE
 from ..core.selection import RuntimeCatalog, Selection, explain_priority, explain_weight
 from ..core.selection import select_runtime as run_selection
-from ..models import InferenceService, ModelResource, ServingRuntime, from_manifest
+from ..models import InferenceService, from_manifest
 from .commands import UsageError
+from .effective import context_rows
 from .tables import format_explain_table, format_table
 
-__all__ = [
-    "CLI_COLLECTION_LIMIT",
-    "ExplainRequest",
-    "collect_runtimes",
-    "explain_rows",
-    "read_model",
-    "run_explain",
-]
+__all__ = ["ExplainRequest", "explain_rows", "run_explain"]
 
-#: The CLI reads runtimes in pages of 500 and refuses snapshots above this many (S12.4).
-CLI_COLLECTION_LIMIT = 1000
-_PAGE_SIZE = 500
-_TOO_MANY = "runtime candidate snapshot exceeds the CLI collection limit"
 _EXPLICIT_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
 _NO_RUNTIMES = "No serving runtimes found in the selected namespace or at cluster scope."
 _NO_RUNTIMES_FOR_SELECTOR = "No serving runtimes found for selector."
@@ -57,30 +40,6 @@ class ExplainRequest:
             raise UsageError("exactly one of --model or --isvc is required")
         if self.with_effective and self.isvc is None:
             raise UsageError("--with-effective requires --isvc")
-
-
-def read_model(reader: ObjectReader, namespace: str, name: str) -> ModelResource:
-    """S12.4: a BaseModel in the namespace, else the ClusterBaseModel (its NotFound text)."""
-    try:
-        return from_manifest(reader.get(BASE_MODEL, namespace, name))
-    except NotFoundError:
-        return from_manifest(reader.get(CLUSTER_BASE_MODEL, None, name))
-
-
-def collect_runtimes(reader: ObjectReader, namespace: str) -> RuntimeCatalog:
-    """The namespace's ServingRuntimes and every ClusterServingRuntime, at most 1,000."""
-    try:
-        found = reader.list(
-            SERVING_RUNTIME, namespace, page_size=_PAGE_SIZE, limit=CLI_COLLECTION_LIMIT
-        )
-        left = CLI_COLLECTION_LIMIT - len(found)
-        found += reader.list(CLUSTER_SERVING_RUNTIME, None, page_size=_PAGE_SIZE, limit=left)
-    except TooManyObjectsError as exc:
-        raise TooManyObjectsError(
-            _TOO_MANY, resource=exc.resource, limit=CLI_COLLECTION_LIMIT
-        ) from None
-    runtimes = [from_manifest(obj) for obj in found]
-    return RuntimeCatalog.of(r for r in runtimes if isinstance(r, ServingRuntime))
 
 
 def explain_rows(selection: Selection) -> list[list[str]]:
@@ -119,7 +78,7 @@ def run_explain(
     model = read_model(reader, namespace, model_name)
     if isvc is not None and isvc.spec.runtime is not None:
         print(_EXPLICIT_NOTE, file=stderr)
-    catalog = collect_runtimes(reader, namespace)
+    catalog = RuntimeCatalog.of(read_runtimes(reader, namespace))
     if len(catalog) == 0:
         print(_NO_RUNTIMES_FOR_SELECTOR if request.with_effective else _NO_RUNTIMES, file=stderr)
     else:
@@ -135,8 +94,6 @@ def run_explain(
 def _effective_context(
     reader: ObjectReader, namespace: str, isvc: InferenceService, ome_namespace: str
 ) -> str:
-    from .effective import context_rows  # the effective view is optional to explain
-
     return format_table(
         ("SCOPE", "FIELD", "VALUE"), context_rows(reader, namespace, isvc, ome_namespace)
     )

@@ -8,7 +8,7 @@ applies the plan through the API; ``ome-operator render`` prints it. Nothing her
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..models import InferenceService, InvalidResourceError, ModelResource, ServingRuntime
@@ -52,34 +52,11 @@ from .rendering import (
 )
 from .rendering.metadata import OWNER_LABEL
 from .rendering.naming import component_name
-from .selection import (
-    ModelSpecError,
-    RuntimeDisabledError,
-    RuntimeNotFoundError,
-    resolve_named_runtime,
-    select_runtime,
-)
+from .resolving import Stop, resolve_model, resolve_runtime
 
 __all__ = ["Decisions", "Event", "LogRecord", "Outcome", "ReconcilePlan", "Snapshot", "reconcile"]
 
 _VIRTUAL_MESSAGE = "InferenceService is in VirtualDeployment mode"
-
-
-class _Stop(Exception):
-    """Ends the pass early with a finished plan."""
-
-    def __init__(self, plan: ReconcilePlan) -> None:
-        super().__init__(plan.outcome)
-        self.plan = plan
-
-
-@dataclass(frozen=True)
-class _Runtime:
-    runtime: ServingRuntime
-    selection: str  # Explicit | Selected
-    events: tuple[Event, ...]
-    logs: tuple[LogRecord, ...]
-    decisions: Decisions
 
 
 def _virtual(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> ReconcilePlan:
@@ -97,130 +74,6 @@ def _virtual(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> 
     status["url"] = f"http://{isvc.name}.{isvc.namespace}.svc.{config.cluster_domain}"
     status["conditions"] = merge_conditions(previous, [ready])
     return ReconcilePlan(Outcome.SUCCESS, status=status)
-
-
-def _model(isvc: InferenceService, snap: Snapshot) -> ModelResource | None:
-    """S2.14: the referenced model, or stop (missing: log only; disabled: event)."""
-    ref = isvc.spec.model
-    if ref is None:
-        return None
-    model = snap.models.referenced(ref, isvc.namespace)
-    if model is None:
-        record = LogRecord(
-            "error",
-            f"Failed to get referenced {ref.kind}",
-            (
-                ("namespace", isvc.namespace),
-                ("inferenceService", isvc.name),
-                ("model", ref.name),
-                ("error", f'{ref.kind} "{ref.name}" not found'),
-            ),
-        )
-        raise _Stop(ReconcilePlan(Outcome.PARKED, logs=(record,)))
-    if model.spec.disabled:
-        event = Event(
-            "Warning", "ModelReconcileError", f"specified base model {ref.name} is disabled"
-        )
-        raise _Stop(ReconcilePlan(Outcome.PARKED, events=(event,)))
-    return model
-
-
-def _runtime_not_found(
-    isvc: InferenceService, snap: Snapshot, message: str, decisions: Decisions
-) -> ReconcilePlan:
-    """S8.2 / OPEN-32: only RuntimeReady is written; the event follows its transitions."""
-    previous = previous_conditions(isvc)
-    before = find_condition(previous, "RuntimeReady")
-    runtime_ready = condition(
-        "RuntimeReady",
-        "False",
-        "RuntimeNotFound",
-        message,
-        severity="Info",
-        previous=before,
-        now=snap.now,
-    )
-    changed = before is None or before.get("status") != "False" or before.get("message") != message
-    events = (Event("Warning", "RuntimeNotFound", message),) if changed else ()
-    status = dict(isvc.status or {})
-    status["conditions"] = merge_conditions(previous, [runtime_ready])
-    decisions = replace(decisions, runtime_unresolved=True)
-    return ReconcilePlan(Outcome.PARKED, status=status, events=events, decisions=decisions)
-
-
-def _selection_error(
-    isvc: InferenceService, error: Exception, decisions: Decisions
-) -> ReconcilePlan:
-    message = f"Failed to find runtime for model {isvc.spec.model.name}: {error}"
-    return ReconcilePlan(
-        Outcome.ERROR,
-        events=(Event("Warning", "RuntimeSelectionError", message),),
-        decisions=decisions,
-    )
-
-
-def _named(isvc: InferenceService, snap: Snapshot, model: ModelResource | None) -> _Runtime:
-    try:
-        named = resolve_named_runtime(isvc, snap.runtimes, model.spec if model else None)
-    except RuntimeNotFoundError as exc:
-        raise _Stop(
-            _runtime_not_found(isvc, snap, str(exc), Decisions(named="not_found"))
-        ) from None
-    except RuntimeDisabledError as exc:
-        event = Event("Warning", "RuntimeValidationError", str(exc))
-        raise _Stop(
-            ReconcilePlan(Outcome.PARKED, events=(event,), decisions=Decisions(named="disabled"))
-        ) from None
-    except ModelSpecError as exc:
-        raise _Stop(_selection_error(isvc, exc, Decisions())) from None
-    events: tuple[Event, ...] = ()
-    if named.advisory is not None and isvc.spec.runtime.auto_sync:
-        events = (Event("Warning", "RuntimeCompatibilityAdvisory", named.advisory.event()),)
-    outcome = "advisory" if named.advisory else "resolved"
-    return _Runtime(named.runtime, "Explicit", events, (), Decisions(named=outcome))
-
-
-def _selected(isvc: InferenceService, snap: Snapshot, model: ModelResource) -> _Runtime:
-    try:
-        selection = select_runtime(model.spec, model.name, isvc, snap.runtimes, isvc.namespace)
-    except ModelSpecError as exc:
-        raise _Stop(_selection_error(isvc, exc, Decisions(selection=("error", "none")))) from None
-    exclusions = selection.exclusion_checks
-    chosen = selection.chosen
-    if chosen is None:
-        decisions = Decisions(selection=("no_runtime", "none"), exclusions=exclusions)
-        raise _Stop(_runtime_not_found(isvc, snap, str(selection.failure), decisions))
-    runtime = chosen.runtime
-    scope = "cluster" if runtime.is_cluster else "namespaced"
-    log = LogRecord(
-        "info",
-        "Selected runtime",
-        (
-            ("namespace", isvc.namespace),
-            ("inferenceService", isvc.name),
-            ("runtime", runtime.name),
-            ("score", chosen.score),
-            ("isCluster", runtime.is_cluster),
-        ),
-    )
-    decisions = Decisions(selection=("selected", scope), exclusions=exclusions)
-    return _Runtime(runtime, "Selected", (), (log,), decisions)
-
-
-def _resolve_runtime(
-    isvc: InferenceService, snap: Snapshot, model: ModelResource | None
-) -> _Runtime:
-    if isvc.spec.runtime is not None:
-        return _named(isvc, snap, model)
-    if model is None:
-        # S7.2.1 denies this at admission; one that got past the webhook is logged and parked.
-        record = LogRecord(
-            "error",
-            "at least one of spec.model or spec.runtime must be set",
-            (("namespace", isvc.namespace), ("inferenceService", isvc.name)),
-        )
-        raise _Stop(ReconcilePlan(Outcome.PARKED, logs=(record,)))
-    return _selected(isvc, snap, model)
 
 
 class _LeaderWorkerSetMissing(ComponentRenderError):
@@ -368,8 +221,8 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
     if isvc.spec.engine is None:
         event = Event("Warning", "DeploymentModeError", "engine component is required")
         return ReconcilePlan(Outcome.PARKED, events=(event,))
-    model = _model(isvc, snap)
-    chosen = _resolve_runtime(isvc, snap, model)
+    model = resolve_model(isvc, snap)
+    chosen = resolve_runtime(isvc, snap, model)
     previous = previous_conditions(isvc)
     components: list[ResolvedComponent] = []
     for name in isvc.declared_components():
@@ -419,5 +272,5 @@ def reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) ->
         return _virtual(isvc, snap, config)
     try:
         return _reconcile(isvc, snap, config)
-    except _Stop as stop:
+    except Stop as stop:
         return stop.plan

@@ -3,7 +3,7 @@
 ``Evidence`` is what collection read (``effective.collect_evidence``): the InferenceService,
 the runtime snapshot, the model and the pinned ControllerRevisions, each found, missing or
 unreadable. ``build_report`` turns it into a ``RuntimeEffectiveReport`` (the data classes and
-the small rules it applies are in ``effective_vocabulary``); nothing here reads or prints.
+the small rules it applies are in ``vocabulary``); nothing here reads or prints.
 Every view that lacks what it needs is ``Unavailable`` with a reason, never an error.
 
 ControllerRevision payloads: this operator writes no revisions (S0.2), so there is no writer
@@ -20,15 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ..core.deployment_modes import (
-    InvalidComponentModeError,
-    ResolvedMode,
-    check_component_mode,
-    resolve_component_mode,
-)
-from ..core.merging import merge_component
-from ..core.selection import ModelSpecError, RuntimeCatalog, resolve_named_runtime, select_runtime
-from ..models import (
+from ...models import (
     InferenceService,
     InvalidResourceError,
     ModelResource,
@@ -37,7 +29,15 @@ from ..models import (
     ServingRuntimeSpec,
     parse,
 )
-from .effective_vocabulary import (
+from ..deployment_modes import (
+    InvalidComponentModeError,
+    ResolvedMode,
+    check_component_mode,
+    resolve_component_mode,
+)
+from ..merging import merge_component
+from ..selection import ModelSpecError, RuntimeCatalog, resolve_named_runtime, select_runtime
+from .vocabulary import (
     RUNTIME_KINDS,
     SYNC_ANNOTATION,
     ComponentMode,

@@ -3,7 +3,7 @@
 The frozen data classes a ``RuntimeEffectiveReport`` is made of, the closed ``Literal`` sets of
 S13.4 it prints, and the small pure functions that compute one value each (a hash, the pin
 mode, the SYNC, STATUS and DRIFT states, the live relation, the inheritance chain).
-``effective_report.build_report`` assembles them; nothing here reads or prints.
+``report.build_report`` assembles them; nothing here reads or prints.
 
 Hashes (OPEN-40): sha256 of the runtime ``spec`` as canonical JSON (sorted keys, no
 whitespace) after the CRD defaults of S1.5 are applied to every ``supportedModelFormats``
@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..core.deployment_modes import DeploymentMode, ModeSource
-from ..core.selection import RuntimeCatalog
-from ..models import RuntimeRef, ServingRuntime
+from ...models import RuntimeRef, ServingRuntime
+from ..deployment_modes import DeploymentMode, ModeSource
+from ..selection import RuntimeCatalog
 
 __all__ = [
     "INHERIT_ANNOTATION",

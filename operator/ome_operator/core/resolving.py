@@ -1,0 +1,159 @@
+"""The model and the runtime a pass reconciles with (S2.13, S2.14, S8.2, S8.3): found, or the
+plan that ends the pass (a missing or disabled model, no runtime, a disabled named runtime)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..models import InferenceService, ModelResource, ServingRuntime
+from .conditions import condition, find_condition, merge_conditions
+from .isvc_status import previous_conditions
+from .plans import Decisions, Event, LogRecord, Outcome, ReconcilePlan, Snapshot
+from .selection import (
+    ModelSpecError,
+    RuntimeDisabledError,
+    RuntimeNotFoundError,
+    resolve_named_runtime,
+    select_runtime,
+)
+
+__all__ = ["ResolvedRuntime", "Stop", "resolve_model", "resolve_runtime"]
+
+
+class Stop(Exception):
+    """Ends the pass early with a finished plan."""
+
+    def __init__(self, plan: ReconcilePlan) -> None:
+        super().__init__(plan.outcome)
+        self.plan = plan
+
+
+@dataclass(frozen=True)
+class ResolvedRuntime:
+    runtime: ServingRuntime
+    selection: str  # Explicit | Selected
+    events: tuple[Event, ...]
+    logs: tuple[LogRecord, ...]
+    decisions: Decisions
+
+
+def resolve_model(isvc: InferenceService, snap: Snapshot) -> ModelResource | None:
+    """S2.14: the referenced model, or stop (missing: log only; disabled: event)."""
+    ref = isvc.spec.model
+    if ref is None:
+        return None
+    model = snap.models.referenced(ref, isvc.namespace)
+    if model is None:
+        record = LogRecord(
+            "error",
+            f"Failed to get referenced {ref.kind}",
+            (
+                ("namespace", isvc.namespace),
+                ("inferenceService", isvc.name),
+                ("model", ref.name),
+                ("error", f'{ref.kind} "{ref.name}" not found'),
+            ),
+        )
+        raise Stop(ReconcilePlan(Outcome.PARKED, logs=(record,)))
+    if model.spec.disabled:
+        event = Event(
+            "Warning", "ModelReconcileError", f"specified base model {ref.name} is disabled"
+        )
+        raise Stop(ReconcilePlan(Outcome.PARKED, events=(event,)))
+    return model
+
+
+def _runtime_not_found(
+    isvc: InferenceService, snap: Snapshot, message: str, decisions: Decisions
+) -> ReconcilePlan:
+    """S8.2 / OPEN-32: only RuntimeReady is written; the event follows its transitions."""
+    previous = previous_conditions(isvc)
+    before = find_condition(previous, "RuntimeReady")
+    runtime_ready = condition(
+        "RuntimeReady",
+        "False",
+        "RuntimeNotFound",
+        message,
+        severity="Info",
+        previous=before,
+        now=snap.now,
+    )
+    changed = before is None or before.get("status") != "False" or before.get("message") != message
+    events = (Event("Warning", "RuntimeNotFound", message),) if changed else ()
+    status = dict(isvc.status or {})
+    status["conditions"] = merge_conditions(previous, [runtime_ready])
+    decisions = replace(decisions, runtime_unresolved=True)
+    return ReconcilePlan(Outcome.PARKED, status=status, events=events, decisions=decisions)
+
+
+def _selection_error(
+    isvc: InferenceService, error: Exception, decisions: Decisions
+) -> ReconcilePlan:
+    message = f"Failed to find runtime for model {isvc.spec.model.name}: {error}"
+    return ReconcilePlan(
+        Outcome.ERROR,
+        events=(Event("Warning", "RuntimeSelectionError", message),),
+        decisions=decisions,
+    )
+
+
+def _named(isvc: InferenceService, snap: Snapshot, model: ModelResource | None) -> ResolvedRuntime:
+    try:
+        named = resolve_named_runtime(isvc, snap.runtimes, model.spec if model else None)
+    except RuntimeNotFoundError as exc:
+        raise Stop(_runtime_not_found(isvc, snap, str(exc), Decisions(named="not_found"))) from None
+    except RuntimeDisabledError as exc:
+        event = Event("Warning", "RuntimeValidationError", str(exc))
+        raise Stop(
+            ReconcilePlan(Outcome.PARKED, events=(event,), decisions=Decisions(named="disabled"))
+        ) from None
+    except ModelSpecError as exc:
+        raise Stop(_selection_error(isvc, exc, Decisions())) from None
+    events: tuple[Event, ...] = ()
+    if named.advisory is not None and isvc.spec.runtime.auto_sync:
+        events = (Event("Warning", "RuntimeCompatibilityAdvisory", named.advisory.event()),)
+    outcome = "advisory" if named.advisory else "resolved"
+    return ResolvedRuntime(named.runtime, "Explicit", events, (), Decisions(named=outcome))
+
+
+def _selected(isvc: InferenceService, snap: Snapshot, model: ModelResource) -> ResolvedRuntime:
+    try:
+        selection = select_runtime(model.spec, model.name, isvc, snap.runtimes, isvc.namespace)
+    except ModelSpecError as exc:
+        raise Stop(_selection_error(isvc, exc, Decisions(selection=("error", "none")))) from None
+    exclusions = selection.exclusion_checks
+    chosen = selection.chosen
+    if chosen is None:
+        decisions = Decisions(selection=("no_runtime", "none"), exclusions=exclusions)
+        raise Stop(_runtime_not_found(isvc, snap, str(selection.failure), decisions))
+    runtime = chosen.runtime
+    scope = "cluster" if runtime.is_cluster else "namespaced"
+    log = LogRecord(
+        "info",
+        "Selected runtime",
+        (
+            ("namespace", isvc.namespace),
+            ("inferenceService", isvc.name),
+            ("runtime", runtime.name),
+            ("score", chosen.score),
+            ("isCluster", runtime.is_cluster),
+        ),
+    )
+    decisions = Decisions(selection=("selected", scope), exclusions=exclusions)
+    return ResolvedRuntime(runtime, "Selected", (), (log,), decisions)
+
+
+def resolve_runtime(
+    isvc: InferenceService, snap: Snapshot, model: ModelResource | None
+) -> ResolvedRuntime:
+    if isvc.spec.runtime is not None:
+        return _named(isvc, snap, model)
+    if model is None:
+        # S7.2.1 denies this at admission; one that got past the webhook is logged and parked.
+        record = LogRecord(
+            "error",
+            "at least one of spec.model or spec.runtime must be set",
+            (("namespace", isvc.namespace), ("inferenceService", isvc.name)),
+        )
+        raise Stop(ReconcilePlan(Outcome.PARKED, logs=(record,)))
+    return _selected(isvc, snap, model)
