@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cluster.api import ApiError, KubeApi, resource_version
+from ..cluster.api import ApiError, KubeApi
 from ..cluster.resources import resource_named
 from ..core.operator_config import OperatorConfig
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
@@ -26,6 +26,7 @@ from ..metrics import Metrics
 from ..models import InferenceService, InvalidResourceError, from_manifest
 from .queue import Backoff, WorkQueue
 from .snapshot import Caches, snapshot_for
+from .store import InferenceServiceStore
 from .watches import InferenceServiceFeed, Watched, Watches
 from .writing import OwnerGoing, PlanWriter, identity_of, now
 
@@ -43,15 +44,6 @@ logger = logging.getLogger("ome_operator.controller")
 Key = tuple[str, str]
 
 
-_VOLATILE = ("status", "resourceVersion", "managedFields")
-
-
-def _essence(body: Mapping[str, Any]) -> dict[str, Any]:
-    """What a reconcile depends on: everything but status and bookkeeping metadata."""
-    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _VOLATILE}
-    return {**{k: v for k, v in body.items() if k != "status"}, "metadata": meta}
-
-
 @dataclass
 class Controller:
     api_factory: Callable[[], KubeApi]
@@ -62,7 +54,7 @@ class Controller:
     backoff: Backoff = field(default_factory=Backoff)
     lws_installed: bool = True
     workers: int = 4
-    isvcs: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    store: InferenceServiceStore = field(default_factory=InferenceServiceStore)
     _queue: WorkQueue | None = None
     #: Namespaces the API server answered NamespaceTerminating for: their InferenceServices are
     #: not reconciled again (their deletion events follow); forgotten with the last of them.
@@ -73,6 +65,11 @@ class Controller:
     # -- feeding -----------------------------------------------------------------------------
 
     @property
+    def isvcs(self) -> dict[Key, dict[str, Any]]:
+        """The InferenceServices as the watch shows them (read only: the store writes them)."""
+        return self.store.bodies
+
+    @property
     def queue(self) -> WorkQueue:
         if self._queue is None:
             self._queue = WorkQueue(self.backoff)
@@ -81,34 +78,27 @@ class Controller:
     def seen(self, key: Key, body: Mapping[str, Any]) -> None:
         """The watch shows an InferenceService as it now is: decide again unless only its
         status or bookkeeping moved."""
-        known = self.isvcs.get(key)
-        if known is not None and _essence(known) == _essence(body):
-            self.isvcs[key] = dict(body)
-            return
-        self.observe(key, body)
+        if self.store.seen(key, body):
+            self.queue.add(key)
 
-    def observe(self, key: Key, body: Mapping[str, Any] | None) -> None:
-        """An InferenceService changed (``None``: it is gone)."""
-        if body is None:
-            self.isvcs.pop(key, None)
-            self.writer.forget(key)
-            self.metrics.track_modes(key, ())
-            self.metrics.track_unresolved(key, False)
-            self.queue.forget(key)
-            if key[0] in self._terminating and not any(k[0] == key[0] for k in self.isvcs):
-                self._terminating.discard(key[0])
-            return
-        self.isvcs[key] = dict(body)
-        self.queue.add(key)
+    def gone(self, key: Key) -> None:
+        """The watch shows an InferenceService deleted: forget everything about it."""
+        self.store.forget(key)
+        self.writer.forget(key)
+        self.metrics.track_modes(key, ())
+        self.metrics.track_unresolved(key, False)
+        self.queue.forget(key)
+        if key[0] in self._terminating and not self.store.holds_namespace(key[0]):
+            self._terminating.discard(key[0])
 
     def requeue(self, namespace: str | None = None) -> None:
         """Re-queue every InferenceService of ``namespace`` (None: of every namespace, S9)."""
-        for key in sorted(self.isvcs):
+        for key in sorted(self.store):
             if namespace is None or key[0] == namespace:
                 self.queue.add(key)
 
     def requeue_owner(self, namespace: str, isvc: str | None) -> None:
-        if isvc and (namespace, isvc) in self.isvcs:
+        if isvc and (namespace, isvc) in self.store:
             self.queue.add((namespace, isvc))
 
     def owned_changed(
@@ -138,7 +128,7 @@ class Controller:
         """Start the watches and the workers; the workers take keys once every watch has
         listed. Once only."""
         self._loop = self.writer.loop = asyncio.get_running_loop()
-        isvcs = InferenceServiceFeed(lambda: self.isvcs, self.seen, self._gone)
+        isvcs = InferenceServiceFeed(lambda: self.store.bodies, self.seen, self.gone)
         self.watches.start(
             api_factory,
             [
@@ -150,9 +140,6 @@ class Controller:
         )
         if not self._tasks:
             self._tasks = [asyncio.create_task(self._work()) for _ in range(self.workers)]
-
-    def _gone(self, key: Key) -> None:
-        self.observe(key, None)
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -190,7 +177,7 @@ class Controller:
 
     async def process(self, key: Key) -> bool:
         """Reconcile one InferenceService; True when it must be retried with backoff."""
-        body = self.isvcs.get(key)
+        body = self.store.get(key)
         if body is None or key[0] in self._terminating:
             return False
         started = time.monotonic()
@@ -205,29 +192,15 @@ class Controller:
                 extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
             )
             written = await asyncio.to_thread(self._report_failure, key, body, str(exc))
-            self._keep_status(key, body, written)
+            self.store.wrote_status(key, body, written)
             self.metrics.record_reconcile(Outcome.PARKED, time.monotonic() - started)
             return False
         snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=now())
         plan, outcome, written = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
-        self._keep_status(key, body, written)
+        self.store.wrote_status(key, body, written)
         self._record(key, plan)
         self.metrics.record_reconcile(outcome, time.monotonic() - started)
         return outcome is Outcome.ERROR
-
-    def _keep_status(
-        self, key: Key, body: Mapping[str, Any], written: Mapping[str, Any] | None
-    ) -> None:
-        """Take the status this pass wrote while the watch has not caught up with it: a pass
-        before it does must not see the old status (a second write, a repeated event). Only
-        the status is taken: a spec change in between still arrives as a change."""
-        known = self.isvcs.get(key)
-        if (
-            written is not None
-            and known is not None
-            and resource_version(known) == resource_version(body)
-        ):
-            self.isvcs[key] = {**known, "status": written.get("status") or {}}
 
     def _pass(
         self, key: Key, body: Mapping[str, Any], isvc: InferenceService, snapshot: Snapshot

@@ -1,0 +1,66 @@
+"""The InferenceServices as the watch shows them: the one writer of these bodies.
+
+The watch feed is the source; the only other write is the status echo, the status a pass
+wrote while the watch has not delivered it yet, so that a pass before it does sees the new
+status (no second write, no repeated event) and a spec change in between still arrives as one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..cluster.api import resource_version
+
+__all__ = ["InferenceServiceStore"]
+
+Key = tuple[str, str]
+_VOLATILE = ("status", "resourceVersion", "managedFields")
+
+
+def _essence(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a reconcile depends on: everything but status and bookkeeping metadata."""
+    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _VOLATILE}
+    return {**{k: v for k, v in body.items() if k != "status"}, "metadata": meta}
+
+
+class InferenceServiceStore:
+    def __init__(self) -> None:
+        #: (namespace, name) -> the body as the watch last showed it (or as echoed).
+        self.bodies: dict[Key, dict[str, Any]] = {}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.bodies
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self.bodies)
+
+    def get(self, key: Key) -> dict[str, Any] | None:
+        return self.bodies.get(key)
+
+    def seen(self, key: Key, body: Mapping[str, Any]) -> bool:
+        """Keep ``body``; True when a decision may change (not only its status or
+        bookkeeping moved)."""
+        known = self.bodies.get(key)
+        self.bodies[key] = dict(body)
+        return known is None or _essence(known) != _essence(body)
+
+    def forget(self, key: Key) -> None:
+        self.bodies.pop(key, None)
+
+    def holds_namespace(self, namespace: str) -> bool:
+        return any(key[0] == namespace for key in self.bodies)
+
+    def wrote_status(
+        self, key: Key, read: Mapping[str, Any], written: Mapping[str, Any] | None
+    ) -> None:
+        """A pass that read ``read`` wrote a status (``written``: the object the write
+        returned; None: nothing written): keep that status until the watch shows a newer
+        version."""
+        known = self.bodies.get(key)
+        if (
+            written is not None
+            and known is not None
+            and resource_version(known) == resource_version(read)
+        ):
+            self.bodies[key] = {**known, "status": written.get("status") or {}}

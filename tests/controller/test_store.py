@@ -1,0 +1,67 @@
+"""The InferenceService store: a change that a decision can read is news, a status or
+bookkeeping move is not; the status a pass wrote is kept until the watch shows a newer version."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ome_operator.controller.store import InferenceServiceStore
+
+KEY = ("default", "chat")
+
+
+def isvc(version: str, *, replicas: int = 1, status: Any = None, labels: Any = None) -> dict:
+    meta: dict[str, Any] = {"name": "chat", "namespace": "default", "resourceVersion": version}
+    if labels is not None:
+        meta["labels"] = labels
+    body: dict[str, Any] = {"metadata": meta, "spec": {"engine": {"minReplicas": replicas}}}
+    if status is not None:
+        body["status"] = status
+    return body
+
+
+@pytest.mark.parametrize(
+    ("later", "news"),
+    [
+        pytest.param(isvc("2", replicas=2), True, id="a spec change is news"),
+        pytest.param(isvc("2", labels={"team": "a"}), True, id="a label change is news (S9)"),
+        pytest.param(isvc("2", status={"url": "x"}), False, id="a status move is not"),
+        pytest.param(isvc("2"), False, id="a new resourceVersion alone is not"),
+    ],
+)
+def test_only_what_a_decision_reads_is_news(later: dict, news: bool) -> None:
+    store = InferenceServiceStore()
+    assert store.seen(KEY, isvc("1")) is True  # a first sight always is
+
+    assert store.seen(KEY, later) is news
+    assert store.get(KEY) == later
+
+
+@pytest.mark.parametrize(
+    ("watch", "status"),
+    [
+        pytest.param(None, {"url": "written"}, id="the written status stands in until the watch"),
+        pytest.param(isvc("3", status={"url": "newer"}), {"url": "newer"}, id="the watch wins"),
+    ],
+)
+def test_a_written_status_is_kept_until_the_watch_shows_a_newer_version(watch, status) -> None:
+    store = InferenceServiceStore()
+    store.seen(KEY, isvc("1"))
+    read = store.get(KEY)
+    if watch is not None:
+        store.seen(KEY, watch)
+
+    store.wrote_status(KEY, read, {"status": {"url": "written"}})
+
+    assert store.get(KEY)["status"] == status
+
+
+def test_a_forgotten_service_leaves_its_namespace_empty() -> None:
+    store = InferenceServiceStore()
+    store.seen(KEY, isvc("1"))
+
+    store.forget(KEY)
+
+    assert (KEY in store, store.holds_namespace("default")) == (False, False)
