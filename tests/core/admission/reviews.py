@@ -1,0 +1,50 @@
+"""Builders for the admission tests (SPEC S7.2–S7.4, S16.3): the catalogs a review runs over,
+the verdicts and warning texts it gives, and ``_review``, one InferenceService review.
+
+The S7.2 table ``test_inference_service_denials_in_order`` is split by rule over the
+``test_*`` files of this folder, one rule each; a row's id starts with its rule's place in the
+S7.2 order (OPEN-25), and a row that pins one rule before the next stays with the earlier rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ome_operator.core.admission import AdmissionVerdict, review_inference_service
+from ome_operator.core.model_catalog import ModelCatalog
+from ome_operator.core.selection import RuntimeCatalog
+from ome_operator.models import InferenceService, ModelResource, ServingRuntime
+from tests.builders import make_model, make_runtime
+
+MODE = "ome.io/deploymentMode"
+LLAMA = make_model("llama")
+RT = make_runtime("rt")
+MODELS = (LLAMA,)
+RUNTIMES = (RT,)
+
+#: An engine whose runner is complete, so auto-selection is left to the controller (S7.2.6).
+COMPLETE = {"runner": {"image": "vllm:1"}}
+AUTO = "Runtime rt will be auto-selected for model llama"
+
+VALID_MODES = "valid values are RawDeployment, OMENative, MultiNode, VirtualDeployment"
+
+
+def _denied(message: str, *warnings: str) -> AdmissionVerdict:
+    return AdmissionVerdict(False, message, warnings)
+
+
+def _allowed(*warnings: str) -> AdmissionVerdict:
+    return AdmissionVerdict(True, "", warnings)
+
+
+def _typo(value: str, place: str, suggestion: str | None = None) -> str:
+    text = f'{MODE} "{value}" on {place} is not a deployment mode and is ignored; {VALID_MODES}'
+    return text + (f"; did you mean {suggestion}?" if suggestion else "")
+
+
+def _review(
+    isvc: InferenceService,
+    models: Sequence[ModelResource] = MODELS,
+    runtimes: Sequence[ServingRuntime] = RUNTIMES,
+) -> AdmissionVerdict:
+    return review_inference_service(isvc, ModelCatalog.of(models), RuntimeCatalog.of(runtimes))

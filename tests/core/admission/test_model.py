@@ -1,0 +1,82 @@
+"""S7.2 denial 5: the referenced model exists in the namespace or at cluster scope, is enabled
+and not sharded; it is checked even without an engine (OPEN-28)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.builders import make_isvc, make_model
+from tests.core.admission.reviews import MODELS, RUNTIMES, _allowed, _denied, _review
+
+
+@pytest.mark.parametrize(
+    ("isvc", "models", "runtimes", "expected"),
+    [
+        pytest.param(
+            make_isvc(model="missing"),
+            MODELS,
+            RUNTIMES,
+            _denied(
+                'referenced model "missing" not found in namespace "default": ensure a BaseModel '
+                "exists in this namespace or a ClusterBaseModel exists cluster-wide with this name"
+            ),
+            id="5: a model in neither scope is denied",
+        ),
+        pytest.param(
+            make_isvc(namespace="team"),
+            [make_model("llama", cluster=False, namespace="other")],
+            RUNTIMES,
+            _denied(
+                'referenced model "llama" not found in namespace "team": ensure a BaseModel '
+                "exists in this namespace or a ClusterBaseModel exists cluster-wide with this name"
+            ),
+            id="5: a BaseModel in another namespace does not count",
+        ),
+        pytest.param(
+            make_isvc(),
+            [make_model("llama", disabled=True)],
+            RUNTIMES,
+            _denied("model llama is disabled"),
+            id="5: a disabled model is denied",
+        ),
+        pytest.param(
+            make_isvc(),
+            [make_model("llama", distribution="Sharded")],
+            RUNTIMES,
+            _denied(
+                "model llama uses distribution Sharded: no model cache provider is configured "
+                "for sharded model loading"
+            ),
+            id="5: a sharded model is denied",
+        ),
+        pytest.param(
+            make_isvc(model="missing", engine=None),
+            MODELS,
+            RUNTIMES,
+            _denied(
+                'referenced model "missing" not found in namespace "default": ensure a BaseModel '
+                "exists in this namespace or a ClusterBaseModel exists cluster-wide with this name"
+            ),
+            id="5: the model is checked even without an engine (OPEN-28)",
+        ),
+        pytest.param(
+            make_isvc(model="llama", engine=None),
+            [make_model("llama", cluster=False)],
+            RUNTIMES,
+            _allowed(),
+            id="5: the webhook admits a BaseModel referenced with the default kind",
+        ),
+        pytest.param(
+            make_isvc(model="missing", runtime={"name": "gone"}),
+            MODELS,
+            RUNTIMES,
+            _denied(
+                'referenced model "missing" not found in namespace "default": ensure a BaseModel '
+                "exists in this namespace or a ClusterBaseModel exists cluster-wide with this name"
+            ),
+            id="5: the model denial comes before the runtime check",
+        ),
+    ],
+)
+def test_inference_service_denials_in_order(isvc, models, runtimes, expected) -> None:
+    assert _review(isvc, models, runtimes) == expected

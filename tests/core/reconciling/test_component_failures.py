@@ -1,0 +1,234 @@
+"""Component reconcile failures (SPEC S6): the failing component and every later one are not
+applied, the pass is retried, and only a log line records it (no event, no status)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ome_operator.core.reconciling import Decisions, LogRecord, Outcome
+from ome_operator.models import InferenceService, ServingRuntime
+from tests.builders import make_runtime
+from tests.core.reconciling.plans import (
+    RAW_SELECTOR,
+    RT,
+    _annotated,
+    _isvc,
+    _names,
+    _objects,
+    _pdb,
+    _plan,
+    _selected,
+)
+
+
+def _failed(component: str, error: str) -> LogRecord:
+    fields = (
+        ("component", component),
+        ("namespace", "default"),
+        ("inferenceService", "svc"),
+        ("error", error),
+    )
+    return LogRecord("error", "Failed to reconcile component", fields)
+
+
+ROUTER_MULTINODE = make_runtime("rt", routerConfig=_annotated("MultiNode"))
+
+
+@pytest.mark.parametrize(
+    ("isvc", "runtimes", "lws", "applied", "log", "errors"),
+    [
+        pytest.param(
+            _isvc(decoder={}, router={}),
+            (ROUTER_MULTINODE,),
+            True,
+            _objects("engine") + _objects("decoder"),
+            _failed("router", "invalid deployment mode for router"),
+            (("router", "invalid_deployment_mode"),),
+            id="a runtime's MultiNode router fails the router; engine and decoder are applied",
+        ),
+        pytest.param(
+            _isvc(router=_annotated("VirtualDeployment")),
+            (RT,),
+            True,
+            _objects("engine"),
+            _failed("router", "invalid deployment mode for router"),
+            (("router", "invalid_deployment_mode"),),
+            id="a router annotated VirtualDeployment fails with the router text",
+        ),
+        pytest.param(
+            _isvc(engine=_annotated("VirtualDeployment"), decoder={}),
+            (RT,),
+            True,
+            [],
+            _failed("engine", "invalid deployment mode for engine"),
+            (("engine", "invalid_deployment_mode"),),
+            id="an engine annotated VirtualDeployment fails and nothing is applied",
+        ),
+        pytest.param(
+            _isvc(decoder=_annotated("VirtualDeployment"), router={}),
+            (RT,),
+            True,
+            _objects("engine"),
+            _failed("decoder", "invalid deployment mode for decoder"),
+            (("decoder", "invalid_deployment_mode"),),
+            id="a decoder failure keeps the router from being applied too",
+        ),
+        pytest.param(
+            _isvc(engine=_annotated("MultiNode")),
+            (RT,),
+            False,
+            [],
+            _failed(
+                "engine", "the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed"
+            ),
+            (("engine", "other"),),
+            id="MultiNode without the LeaderWorkerSet CRD fails the component",
+        ),
+        pytest.param(
+            _isvc(decoder=_annotated("MultiNode")),
+            (RT,),
+            False,
+            _objects("engine"),
+            _failed(
+                "decoder", "the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed"
+            ),
+            (("decoder", "other"),),
+            id="a missing LeaderWorkerSet CRD fails only the MultiNode component and later ones",
+        ),
+    ],
+)
+def test_a_component_failure(
+    isvc: InferenceService,
+    runtimes: tuple[ServingRuntime, ...],
+    lws: bool,
+    applied: list[tuple[str, str]],
+    log: LogRecord,
+    errors: tuple[tuple[str, str], ...],
+) -> None:
+    plan = _plan(isvc, runtimes, lws=lws)
+    assert (
+        plan.outcome,
+        _names(plan.apply),
+        plan.delete,
+        plan.status,
+        plan.events,
+        plan.logs,
+        plan.decisions,
+    ) == (
+        Outcome.ERROR,
+        applied,
+        (),
+        None,
+        (),
+        (_selected(), log),
+        Decisions(selection=("selected", "cluster"), component_errors=errors),
+    )
+
+
+def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
+    runtime = make_runtime("rt", engineConfig=_annotated("OMENative"))
+    isvc = _isvc(
+        runtime={"name": "rt"}, deploymentMode="RawDeployment", router=_annotated("MultiNode")
+    )
+    plan = _plan(isvc, (runtime,))
+    assert (plan.outcome, _names(plan.apply), plan.events, plan.status, plan.decisions) == (
+        Outcome.ERROR,
+        _objects("engine", "OMENative"),
+        (),
+        None,
+        Decisions(named="advisory", component_errors=(("router", "invalid_deployment_mode"),)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("isvc", "runtimes", "existing", "applied", "component", "prefix", "reason"),
+    [
+        pytest.param(
+            _isvc(),
+            (RT,),
+            [_pdb(RAW_SELECTOR, owner=None)],
+            [],
+            "engine",
+            "failed to preflight engine PodDisruptionBudget",
+            "pdb",
+            id="a PodDisruptionBudget under the engine's name not created by OME fails the engine",
+        ),
+        pytest.param(
+            _isvc(),
+            (RT,),
+            [_pdb(RAW_SELECTOR, owner="another")],
+            [],
+            "engine",
+            "failed to preflight engine PodDisruptionBudget",
+            "pdb",
+            id="a PodDisruptionBudget controlled by another InferenceService is not OME's",
+        ),
+        pytest.param(
+            _isvc(decoder={}),
+            (RT,),
+            [_pdb({"matchLabels": {"app": "svc-decoder"}}, "decoder", owner=None)],
+            _objects("engine"),
+            "decoder",
+            "failed to preflight decoder PodDisruptionBudget",
+            "pdb",
+            id="a foreign PodDisruptionBudget under the decoder's name fails the decoder",
+        ),
+        pytest.param(
+            _isvc(engine={"maxUnavailable": 1}),
+            (make_runtime("rt", engineConfig={"minAvailable": 1}),),
+            [],
+            [],
+            "engine",
+            "failed to resolve engine PodDisruptionBudget",
+            "pdb",
+            id="a runtime budget field and the other ISVC field fail the component",
+        ),
+        pytest.param(
+            _isvc(engine={"runner": {"image": "vllm:{{.Name"}}),
+            (RT,),
+            [],
+            [],
+            "engine",
+            "failed to render placeholders in spec.engine.runner.image",
+            "other",
+            id="a malformed placeholder fails the component",
+        ),
+    ],
+)
+def test_a_component_failure_with_an_error_prefix(
+    isvc: InferenceService,
+    runtimes: tuple[ServingRuntime, ...],
+    existing: list[dict[str, Any]],
+    applied: list[tuple[str, str]],
+    component: str,
+    prefix: str,
+    reason: str,
+) -> None:
+    plan = _plan(isvc, runtimes, existing=existing)
+    *logs, failure = plan.logs
+    *fields, (error_key, error) = failure.fields
+    assert (
+        plan.outcome,
+        _names(plan.apply),
+        plan.status,
+        plan.events,
+        logs,
+        failure.message,
+        fields,
+        error_key,
+        error.startswith(prefix + ":"),
+        plan.decisions.component_errors,
+    ) == (
+        Outcome.ERROR,
+        applied,
+        None,
+        (),
+        [_selected()],
+        "Failed to reconcile component",
+        [("component", component), ("namespace", "default"), ("inferenceService", "svc")],
+        "error",
+        True,
+        ((component, reason),),
+    ), error

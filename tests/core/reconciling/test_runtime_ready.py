@@ -1,0 +1,205 @@
+"""RuntimeReady (SPEC S8.2, S8.3, OPEN-32): False with the S2.12 or S2.13.2 text and a
+RuntimeNotFound event when no runtime resolves, True again once one does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ome_operator.core.conditions import find_condition
+from ome_operator.core.reconciling import Decisions, Event, Outcome, ReconcilePlan
+from ome_operator.models import InferenceService, ServingRuntime
+from tests.builders import make_runtime
+from tests.core.reconciling.plans import EARLIER, NOW, RT, _cond, _isvc, _plan
+
+NO_RUNTIME = "no runtime found to support model safetensors with format safetensors in namespace "
+
+NOT_FOUND = "runtime nope not found in namespace default or at cluster scope"
+NO_RUNTIME_DISABLED = (
+    NO_RUNTIME + "default. Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped). "
+    "Excluded runtimes: rt (runtime is disabled)"
+)
+SERVING = {
+    "conditions": [
+        _cond("EngineReady", "True", at=EARLIER),
+        _cond("IngressReady", "True", "IngressDisabled", at=EARLIER),
+        _cond("Ready", "True", at=EARLIER),
+    ],
+    "url": "http://svc.default.svc.cluster.local:8080",
+    "observedGeneration": 2,
+}
+
+
+def _runtime_ready(message: str, *, at: str = NOW, status: str = "False") -> dict[str, Any]:
+    reason = "RuntimeNotFound" if status == "False" else "RuntimeResolved"
+    return _cond("RuntimeReady", status, reason, message, at=at, severity="Info")
+
+
+def _not_found_event(message: str) -> tuple[Event, ...]:
+    return (Event("Warning", "RuntimeNotFound", message),)
+
+
+NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
+
+
+@pytest.mark.parametrize(
+    ("isvc", "runtimes", "expected"),
+    [
+        pytest.param(
+            _isvc(),
+            (make_runtime("rt", disabled=True),),
+            ReconcilePlan(
+                Outcome.PARKED,
+                status={"conditions": [_runtime_ready(NO_RUNTIME_DISABLED)]},
+                events=_not_found_event(NO_RUNTIME_DISABLED),
+                decisions=Decisions(
+                    selection=("no_runtime", "none"),
+                    exclusions=("disabled",),
+                    runtime_unresolved=True,
+                ),
+            ),
+            id="auto-selection finding nothing: RuntimeReady False with the S2.12 text, an event",
+        ),
+        pytest.param(
+            _isvc(),
+            (),
+            ReconcilePlan(
+                Outcome.PARKED,
+                status={"conditions": [_runtime_ready(NO_RUNTIME + "default")]},
+                events=_not_found_event(NO_RUNTIME + "default"),
+                decisions=Decisions(selection=("no_runtime", "none"), runtime_unresolved=True),
+            ),
+            id="with no runtime at all the S2.12 text ends after the namespace",
+        ),
+        pytest.param(
+            _isvc(runtime={"name": "nope"}),
+            (RT,),
+            ReconcilePlan(
+                Outcome.PARKED,
+                status={"conditions": [_runtime_ready(NOT_FOUND)]},
+                events=_not_found_event(NOT_FOUND),
+                decisions=NAMED_NOT_FOUND,
+            ),
+            id="a missing named runtime: RuntimeReady False with the S2.13.2 text and an event",
+        ),
+        pytest.param(
+            _isvc(model=None, runtime={"name": "nope"}),
+            (RT,),
+            ReconcilePlan(
+                Outcome.PARKED,
+                status={"conditions": [_runtime_ready(NOT_FOUND)]},
+                events=_not_found_event(NOT_FOUND),
+                decisions=NAMED_NOT_FOUND,
+            ),
+            id="a missing named runtime is RuntimeNotFound without spec.model too",
+        ),
+        pytest.param(
+            _isvc(runtime={"name": "rt", "kind": "ServingRuntime"}),
+            (RT,),
+            ReconcilePlan(
+                Outcome.PARKED,
+                status={
+                    "conditions": [
+                        _runtime_ready("ServingRuntime rt not found in namespace default")
+                    ]
+                },
+                events=_not_found_event("ServingRuntime rt not found in namespace default"),
+                decisions=NAMED_NOT_FOUND,
+            ),
+            id="kind ServingRuntime looks only in the namespace and says so",
+        ),
+        pytest.param(
+            _isvc(runtime={"name": "nope"}, status=SERVING),
+            (RT,),
+            ReconcilePlan(
+                Outcome.PARKED,
+                status={
+                    **SERVING,
+                    "conditions": [*SERVING["conditions"], _runtime_ready(NOT_FOUND)],
+                },
+                events=_not_found_event(NOT_FOUND),
+                decisions=NAMED_NOT_FOUND,
+            ),
+            id="only RuntimeReady is written: Ready and the rest of the status keep their values",
+        ),
+        pytest.param(
+            _isvc(
+                runtime={"name": "nope"},
+                status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]},
+            ),
+            (RT,),
+            ReconcilePlan(
+                Outcome.PARKED,
+                status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]},
+                decisions=NAMED_NOT_FOUND,
+            ),
+            id="no event again while RuntimeReady is already False with the same message",
+        ),
+        pytest.param(
+            _isvc(
+                runtime={"name": "nope"},
+                status={"conditions": [_runtime_ready("an older text", at=EARLIER)]},
+            ),
+            (RT,),
+            ReconcilePlan(
+                Outcome.PARKED,
+                status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]},
+                events=_not_found_event(NOT_FOUND),
+                decisions=NAMED_NOT_FOUND,
+            ),
+            id="a new message is an event again but not a transition",
+        ),
+        pytest.param(
+            _isvc(
+                runtime={"name": "nope"},
+                status={"conditions": [_runtime_ready("", status="True", at=EARLIER)]},
+            ),
+            (RT,),
+            ReconcilePlan(
+                Outcome.PARKED,
+                status={"conditions": [_runtime_ready(NOT_FOUND)]},
+                events=_not_found_event(NOT_FOUND),
+                decisions=NAMED_NOT_FOUND,
+            ),
+            id="a transition from True is an event and a new transition time",
+        ),
+    ],
+)
+def test_runtime_not_found(
+    isvc: InferenceService, runtimes: tuple[ServingRuntime, ...], expected: ReconcilePlan
+) -> None:
+    assert _plan(isvc, runtimes) == expected
+
+
+@pytest.mark.parametrize(
+    ("isvc", "expected"),
+    [
+        pytest.param(
+            _isvc(status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]}),
+            _runtime_ready("", status="True"),
+            id="a resolved runtime turns RuntimeReady True, RuntimeResolved, with no message",
+        ),
+        pytest.param(
+            _isvc(
+                runtime={"name": "rt"},
+                status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]},
+            ),
+            _runtime_ready("", status="True"),
+            id="a named runtime that now exists resolves RuntimeReady too",
+        ),
+        pytest.param(
+            _isvc(status={"conditions": [_runtime_ready("", status="True", at=EARLIER)]}),
+            _runtime_ready("", status="True", at=EARLIER),
+            id="a RuntimeReady already True keeps its transition time",
+        ),
+        pytest.param(
+            _isvc(status=SERVING),
+            None,
+            id="RuntimeReady is not added when it never existed",
+        ),
+    ],
+)
+def test_runtime_resolved(isvc: InferenceService, expected: dict[str, Any] | None) -> None:
+    plan = _plan(isvc)
+    assert find_condition(plan.status["conditions"], "RuntimeReady") == expected

@@ -1,0 +1,245 @@
+"""Passes that stop before any workload (SPEC S3.7, OPEN-11, S2.14, S1.10, S7.2.1, S2.2, OPEN-33):
+no engine, a missing or disabled model, a bad operator configuration, no model and no runtime,
+a model that fails the S2.2 pre-checks; what each one logs, posts and whether it is retried."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ome_operator.core.operator_config import OperatorConfig, parse_operator_config
+from ome_operator.core.reconciling import Decisions, Event, LogRecord, Outcome, ReconcilePlan
+from ome_operator.models import InferenceService, ModelResource
+from tests.builders import make_model
+from tests.core.reconciling.plans import CONFIG, LLAMA, _cond, _isvc, _plan
+
+MODEL_FORMAT_REQUIRED = (
+    "Failed to find runtime for model llama: invalid model specification: modelFormat.name: "
+    "model format name is required"
+)
+SHARDED = (
+    "Failed to find runtime for model llama: model llama uses distribution Sharded: no model "
+    "cache provider is configured for sharded model loading"
+)
+
+
+def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
+    return LogRecord(
+        "error", message, (("namespace", "default"), ("inferenceService", "svc"), *fields)
+    )
+
+
+@pytest.mark.parametrize(
+    ("isvc", "models", "config", "expected"),
+    [
+        # S3.7 / OPEN-11
+        pytest.param(
+            _isvc(engine=None, decoder={}, router={}),
+            (LLAMA,),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.PARKED,
+                events=(Event("Warning", "DeploymentModeError", "engine component is required"),),
+            ),
+            id="no engine: a DeploymentModeError event and no workload at all",
+        ),
+        # S2.14
+        pytest.param(
+            _isvc(),
+            (),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.PARKED,
+                logs=(
+                    _log(
+                        "Failed to get referenced ClusterBaseModel",
+                        ("model", "llama"),
+                        ("error", 'ClusterBaseModel "llama" not found'),
+                    ),
+                ),
+            ),
+            id="a missing ClusterBaseModel is only logged: no event, no status, no workload",
+        ),
+        pytest.param(
+            _isvc(),
+            (make_model("llama", cluster=False),),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.PARKED,
+                logs=(
+                    _log(
+                        "Failed to get referenced ClusterBaseModel",
+                        ("model", "llama"),
+                        ("error", 'ClusterBaseModel "llama" not found'),
+                    ),
+                ),
+            ),
+            id="a BaseModel does not stand in for a missing ClusterBaseModel",
+        ),
+        pytest.param(
+            _isvc(model_kind="BaseModel"),
+            (LLAMA,),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.PARKED,
+                logs=(
+                    _log(
+                        "Failed to get referenced BaseModel",
+                        ("model", "llama"),
+                        ("error", 'BaseModel "llama" not found'),
+                    ),
+                ),
+            ),
+            id="a missing BaseModel is only logged, even when a ClusterBaseModel has its name",
+        ),
+        pytest.param(
+            _isvc(model_kind="BaseModel"),
+            (make_model("llama", cluster=False, namespace="other"),),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.PARKED,
+                logs=(
+                    _log(
+                        "Failed to get referenced BaseModel",
+                        ("model", "llama"),
+                        ("error", 'BaseModel "llama" not found'),
+                    ),
+                ),
+            ),
+            id="a BaseModel in another namespace is not found",
+        ),
+        pytest.param(
+            _isvc(),
+            (make_model("llama", disabled=True),),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.PARKED,
+                events=(
+                    Event(
+                        "Warning", "ModelReconcileError", "specified base model llama is disabled"
+                    ),
+                ),
+            ),
+            id="a disabled ClusterBaseModel: a ModelReconcileError event and no workload",
+        ),
+        pytest.param(
+            _isvc(model_kind="BaseModel"),
+            (make_model("llama", cluster=False, disabled=True),),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.PARKED,
+                events=(
+                    Event(
+                        "Warning", "ModelReconcileError", "specified base model llama is disabled"
+                    ),
+                ),
+            ),
+            id="a disabled BaseModel: a ModelReconcileError event and no workload",
+        ),
+        # S1.10
+        pytest.param(
+            _isvc(),
+            (LLAMA,),
+            parse_operator_config({"deploy": '{"replicas": {"defaultMinReplicas": 0}}'}),
+            ReconcilePlan(
+                Outcome.ERROR,
+                logs=(
+                    _log("invalid deploy config, replicas.defaultMinReplicas must be > 0, got 0"),
+                ),
+            ),
+            id="a replicas value below 1 stalls the reconcile with the exact log, no event",
+        ),
+        pytest.param(
+            _isvc(),
+            (LLAMA,),
+            parse_operator_config({"deploy": '{"replicas": {"defaultMinReplicas": "1"}}'}),
+            ReconcilePlan(Outcome.ERROR, logs=(_log("unable to parse deploy config json"),)),
+            id="an unparsable deploy entry stalls the reconcile with the exact log, no event",
+        ),
+        pytest.param(
+            _isvc(),
+            (LLAMA,),
+            parse_operator_config({"podDisruptionBudget": '{"rawDeployment": {}}'}),
+            ReconcilePlan(
+                Outcome.ERROR,
+                logs=(
+                    _log(
+                        "fails to create InferenceServicesConfig: exactly one of "
+                        "podDisruptionBudget.rawDeployment.minAvailable or "
+                        "podDisruptionBudget.rawDeployment.maxUnavailable must be set"
+                    ),
+                ),
+            ),
+            id="a budget problem stops every workload write with the exact log, no event",
+        ),
+        # S7.2.1
+        pytest.param(
+            _isvc(model=None),
+            (LLAMA,),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.PARKED,
+                logs=(_log("at least one of spec.model or spec.runtime must be set"),),
+            ),
+            id="neither model nor runtime (past the webhook) is logged with the webhook's text",
+        ),
+        # S2.2 / OPEN-33
+        pytest.param(
+            _isvc(),
+            (make_model("llama", fmt=""),),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.ERROR,
+                events=(Event("Warning", "RuntimeSelectionError", MODEL_FORMAT_REQUIRED),),
+                decisions=Decisions(selection=("error", "none")),
+            ),
+            id="a model without a format name: RuntimeSelectionError, retried, no status",
+        ),
+        pytest.param(
+            _isvc(),
+            (make_model("llama", distribution="Sharded"),),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.ERROR,
+                events=(Event("Warning", "RuntimeSelectionError", SHARDED),),
+                decisions=Decisions(selection=("error", "none")),
+            ),
+            id="a Sharded model: RuntimeSelectionError, retried, no status",
+        ),
+        pytest.param(
+            _isvc(runtime={"name": "rt"}),
+            (make_model("llama", distribution="Sharded"),),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.ERROR,
+                events=(Event("Warning", "RuntimeSelectionError", SHARDED),),
+            ),
+            id="a Sharded model fails a named runtime too",
+        ),
+        pytest.param(
+            _isvc(
+                status={
+                    "conditions": [
+                        _cond("RuntimeReady", "False", "RuntimeNotFound", "x", severity="Info")
+                    ]
+                }
+            ),
+            (make_model("llama", fmt=""),),
+            CONFIG,
+            ReconcilePlan(
+                Outcome.ERROR,
+                events=(Event("Warning", "RuntimeSelectionError", MODEL_FORMAT_REQUIRED),),
+                decisions=Decisions(selection=("error", "none")),
+            ),
+            id="a model pre-check failure does not touch RuntimeReady",
+        ),
+    ],
+)
+def test_a_pass_that_stops_before_any_workload(
+    isvc: InferenceService,
+    models: tuple[ModelResource, ...],
+    config: OperatorConfig,
+    expected: ReconcilePlan,
+) -> None:
+    assert _plan(isvc, models=models, config=config) == expected
