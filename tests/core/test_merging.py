@@ -8,11 +8,11 @@ import pytest
 
 from ome_operator.core import merging
 from ome_operator.core.merging import (
-    ReplicaDefaults,
     effective_replicas,
     merge_component,
     merge_values,
 )
+from ome_operator.core.operator_config import ReplicaDefaults
 from ome_operator.models import ComponentSpec, LeaderSpec, WorkerSpec, parse
 
 MODE = "ome.io/deploymentMode"
@@ -25,7 +25,6 @@ def _component(fields: dict[str, Any]) -> ComponentSpec:
 def test_the_module_exports_exactly_its_public_api() -> None:
     assert sorted(merging.__all__) == [
         "KEYED_LISTS",
-        "ReplicaDefaults",
         "effective_replicas",
         "merge_component",
         "merge_values",

@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 
 from ome_operator.core import operator_config
-from ome_operator.core.merging import ReplicaDefaults
 from ome_operator.core.operator_config import (
     CONFIG_MAP_NAME,
     ConfigError,
     DeployConfigError,
     OperatorConfig,
     PdbConfigError,
+    PdbDefaults,
+    ReplicaDefaults,
     StartupConfigError,
     parse_operator_config,
 )
-from ome_operator.core.rendering import PdbDefaults
 
 #: The entries exactly as the Helm chart ships them (S1.10 "Default used by this operator").
 HELM_DEPLOY = {
@@ -59,11 +59,15 @@ def _pdb(value: Any) -> dict[str, str]:
 
 def test_the_module_exports_exactly_its_public_api() -> None:
     assert sorted(operator_config.__all__) == [
+        "BUDGET_FIELDS",
+        "Budget",
         "CONFIG_MAP_NAME",
         "ConfigError",
         "DeployConfigError",
         "OperatorConfig",
         "PdbConfigError",
+        "PdbDefaults",
+        "ReplicaDefaults",
         "StartupConfigError",
         "parse_operator_config",
     ]

@@ -139,8 +139,8 @@ def _item(
     existing = {
         (o["kind"], _metadata(o).get("name")): o for o in state if _namespace(o) == namespace
     }
-    snapshot = Snapshot(catalog, models, existing, now=now)
-    plan = reconcile(isvc, snapshot, config)
+    snapshot = Snapshot(catalog, models, existing, now=now, config=config)
+    plan = reconcile(isvc, snapshot)
     item.update(
         {
             "objects": _objects(body, plan),

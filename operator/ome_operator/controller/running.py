@@ -15,7 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..cluster.api import ApiError, KubeApi
@@ -207,7 +207,8 @@ class Controller:
     ) -> tuple[ReconcilePlan, Outcome, dict[str, Any] | None]:
         """Decide and write, in a worker thread (the config read and writes block); also returns
         the InferenceService as the status write left it (None: no status written)."""
-        plan = reconcile(isvc, snapshot, self.config_source())
+        # The configuration is read here, off the event loop: it may be re-read from the API.
+        plan = reconcile(isvc, replace(snapshot, config=self.config_source()))
         try:
             written = self.writer.write(key, body, snapshot.existing, plan)
         except OwnerGoing:

@@ -8,15 +8,13 @@ their key; other lists and scalars are replaced. A value the InferenceService le
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import ComponentSpec, JsonDict, parse
+from .operator_config import ReplicaDefaults
 
 __all__ = [
     "KEYED_LISTS",
-    "ReplicaDefaults",
     "effective_replicas",
     "merge_component",
     "merge_values",
@@ -87,16 +85,6 @@ def merge_component(
     }
     merged = merge_values(base, declared.raw())
     return parse(ComponentSpec, merged, kind="component", name=where)
-
-
-@dataclass(frozen=True)
-class ReplicaDefaults:
-    """``deploy.replicas`` of the operator configuration (S1.10)."""
-
-    min_replicas: int = 1
-    max_replicas: Mapping[str, int] = field(
-        default_factory=lambda: {"engine": 3, "decoder": 3, "router": 2}
-    )
 
 
 def effective_replicas(

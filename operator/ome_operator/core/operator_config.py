@@ -1,7 +1,9 @@
 """The operator configuration (S1.10): ConfigMap ``inferenceservice-config``, parsed and checked.
 
 Each problem is an error with the exact text OME logs; ``OperatorConfig`` holds the defaults the
-reconciler uses. Parsing is pure: the caller reads the ConfigMap.
+reconciler uses (replica bounds, budgets, the cluster domain): the one home of every default a
+decision reads, carried by each pass's ``Snapshot``. Parsing is pure: the caller reads the
+ConfigMap.
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .merging import ReplicaDefaults
-from .rendering.context import PdbDefaults
+from .deployment_modes import DeploymentMode
 
 __all__ = [
+    "BUDGET_FIELDS",
     "CONFIG_MAP_NAME",
+    "Budget",
     "ConfigError",
     "DeployConfigError",
     "OperatorConfig",
     "PdbConfigError",
+    "PdbDefaults",
+    "ReplicaDefaults",
     "StartupConfigError",
     "parse_operator_config",
 ]
@@ -52,6 +57,45 @@ class PdbConfigError(ConfigError):
 
     def __init__(self, detail: str) -> None:
         super().__init__(f"fails to create InferenceServicesConfig: {detail}")
+
+
+#: The two PodDisruptionBudget fields, in the order they are looked at.
+BUDGET_FIELDS = ("minAvailable", "maxUnavailable")
+
+#: One budget: the field that is set and its value (integer or percentage string).
+Budget = tuple[str, int | str]
+
+
+@dataclass(frozen=True)
+class PdbDefaults:
+    """Per mode, the budget used when neither the component nor its runtime sets one."""
+
+    #: ``podDisruptionBudget.rawDeployment``; None = no default for RawDeployment.
+    raw_deployment: Budget | None = ("maxUnavailable", 1)
+    #: ``podDisruptionBudget.omeNative``; None = no default for OMENative.
+    ome_native: Budget | None = ("maxUnavailable", 1)
+
+    def __post_init__(self) -> None:
+        for budget in (self.raw_deployment, self.ome_native):
+            if budget is not None and budget[0] not in BUDGET_FIELDS:
+                raise ValueError(f"a default budget field must be one of {BUDGET_FIELDS}")
+
+    def for_mode(self, mode: DeploymentMode) -> Budget | None:
+        if mode is DeploymentMode.RAW_DEPLOYMENT:
+            return self.raw_deployment
+        if mode is DeploymentMode.OME_NATIVE:
+            return self.ome_native
+        return None
+
+
+@dataclass(frozen=True)
+class ReplicaDefaults:
+    """``deploy.replicas`` of the operator configuration (S1.10)."""
+
+    min_replicas: int = 1
+    max_replicas: Mapping[str, int] = field(
+        default_factory=lambda: {"engine": 3, "decoder": 3, "router": 2}
+    )
 
 
 @dataclass(frozen=True)

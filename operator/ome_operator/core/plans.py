@@ -12,6 +12,7 @@ from typing import Any
 
 from .deployment_modes import ResolvedMode
 from .model_catalog import ModelCatalog
+from .operator_config import OperatorConfig
 from .rendering import ComponentContext
 from .selection import RuntimeCatalog
 
@@ -28,14 +29,16 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What one reconcile reads: runtimes and models (watch-fed), and the objects that exist in
-    the InferenceService's namespace under the names it owns, keyed by (kind, name)."""
+    """What one reconcile reads: runtimes and models (watch-fed), the objects that exist in the
+    InferenceService's namespace under the names it owns, keyed by (kind, name), and the
+    operator configuration (S1.10) as it stands for this pass."""
 
     runtimes: RuntimeCatalog
     models: ModelCatalog
     existing: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     leader_worker_set_installed: bool = True
     now: str = "1970-01-01T00:00:00Z"
+    config: OperatorConfig = field(default_factory=OperatorConfig)
 
 
 @dataclass(frozen=True)

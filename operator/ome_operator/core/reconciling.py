@@ -262,8 +262,9 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
     )
 
 
-def reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> ReconcilePlan:
+def reconcile(isvc: InferenceService, snap: Snapshot) -> ReconcilePlan:
     """One pass: what to write for ``isvc`` given the snapshot (see the module docstring)."""
+    config = snap.config
     if isvc.metadata.deletion_timestamp is not None:
         # Being deleted: the garbage collector removes (or, for --cascade=orphan, releases) the
         # owned objects; writing anything now would re-create or re-adopt them.

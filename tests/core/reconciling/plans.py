@@ -193,8 +193,9 @@ def _plan(
         existing={(o["kind"], o["metadata"]["name"]): o for o in existing},
         leader_worker_set_installed=lws,
         now=NOW,
+        config=config,
     )
-    return reconcile(isvc, snapshot, config)
+    return reconcile(isvc, snapshot)
 
 
 def _names(objects: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from ome_operator.core.operator_config import OperatorConfig
-from ome_operator.core.rendering import PdbDefaults
+from ome_operator.core.operator_config import OperatorConfig, PdbDefaults
 from ome_operator.models import InferenceService
 from tests.core.reconciling.plans import (
     AVAILABLE,

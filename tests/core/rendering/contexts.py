@@ -11,8 +11,9 @@ from typing import Any
 import yaml
 
 from ome_operator.core.deployment_modes import resolve_component_mode
-from ome_operator.core.merging import ReplicaDefaults, effective_replicas, merge_component
-from ome_operator.core.rendering import ComponentContext, PdbDefaults
+from ome_operator.core.merging import effective_replicas, merge_component
+from ome_operator.core.operator_config import PdbDefaults, ReplicaDefaults
+from ome_operator.core.rendering import ComponentContext
 from ome_operator.models import InferenceService, ModelResource, ServingRuntime
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"

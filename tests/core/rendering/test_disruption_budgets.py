@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from ome_operator.core.operator_config import PdbDefaults
 from ome_operator.core.rendering import (
-    PdbDefaults,
     PdbResolutionError,
     render_component,
     resolve_pdb,

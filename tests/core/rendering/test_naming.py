@@ -16,7 +16,6 @@ def test_the_package_exports_exactly_its_public_api() -> None:
         "Budget",
         "ComponentContext",
         "ComponentRenderError",
-        "PdbDefaults",
         "PdbPreflightError",
         "PdbResolutionError",
         "PlaceholderError",

@@ -5,7 +5,7 @@ the same objects. They never call an API, read the clock or set owner references
 """
 
 from .components import render_component
-from .context import Budget, ComponentContext, PdbDefaults
+from .context import Budget, ComponentContext
 from .disruption_budgets import resolve_pdb
 from .errors import (
     ComponentRenderError,
@@ -29,7 +29,6 @@ __all__ = [
     "Budget",
     "ComponentContext",
     "ComponentRenderError",
-    "PdbDefaults",
     "PdbPreflightError",
     "PdbResolutionError",
     "PlaceholderError",

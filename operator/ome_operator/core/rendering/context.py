@@ -1,8 +1,8 @@
 """What the renderers need to know about one component, decided before rendering starts.
 
 The reconciler resolves the runtime, the model, the merge (S4), the mode (S3) and the replica
-bounds; rendering only reads them. ``PdbDefaults`` is the ``podDisruptionBudget`` entry of the
-operator configuration (S1.10).
+bounds; rendering only reads them. The budget defaults come from the operator configuration
+(``operator_config.PdbDefaults``, S1.10).
 """
 
 from __future__ import annotations
@@ -11,44 +11,16 @@ from dataclasses import dataclass, field
 
 from ...models import COMPONENTS, ComponentSpec, InferenceService, ModelResource, ServingRuntime
 from ..deployment_modes import DeploymentMode
+from ..operator_config import BUDGET_FIELDS, Budget, PdbDefaults
 
 __all__ = [
     "BUDGET_FIELDS",
     "Budget",
     "ComponentContext",
-    "PdbDefaults",
     "has_leader_worker",
     "pods_per_replica",
     "worker_size",
 ]
-
-#: The two PodDisruptionBudget fields, in the order they are looked at.
-BUDGET_FIELDS = ("minAvailable", "maxUnavailable")
-
-#: One budget: the field that is set and its value (integer or percentage string).
-Budget = tuple[str, int | str]
-
-
-@dataclass(frozen=True)
-class PdbDefaults:
-    """Per mode, the budget used when neither the component nor its runtime sets one."""
-
-    #: ``podDisruptionBudget.rawDeployment``; None = no default for RawDeployment.
-    raw_deployment: Budget | None = ("maxUnavailable", 1)
-    #: ``podDisruptionBudget.omeNative``; None = no default for OMENative.
-    ome_native: Budget | None = ("maxUnavailable", 1)
-
-    def __post_init__(self) -> None:
-        for budget in (self.raw_deployment, self.ome_native):
-            if budget is not None and budget[0] not in BUDGET_FIELDS:
-                raise ValueError(f"a default budget field must be one of {BUDGET_FIELDS}")
-
-    def for_mode(self, mode: DeploymentMode) -> Budget | None:
-        if mode is DeploymentMode.RAW_DEPLOYMENT:
-            return self.raw_deployment
-        if mode is DeploymentMode.OME_NATIVE:
-            return self.ome_native
-        return None
 
 
 @dataclass(frozen=True)
