@@ -1,5 +1,6 @@
 """Which events the controller posts again (OPEN-09: an identical decision of one generation is
-posted once; RuntimeNotFound on every pass), and that what it remembers for that stays bounded."""
+posted once; RuntimeNotFound once per decision until its status is written), and that what it
+remembers for that stays bounded."""
 
 from __future__ import annotations
 
@@ -56,11 +57,19 @@ def test_a_decision_is_posted_once_per_generation_and_only_the_latest_is_remembe
     assert controller.writer.posted == {KEY: (3, {(ADVISORY.reason, ADVISORY.message)})}
 
 
-def test_runtime_not_found_is_posted_on_every_pass_and_nothing_is_remembered_for_it() -> None:
+def test_runtime_not_found_is_posted_once_until_its_status_is_written_then_forgotten() -> None:
+    """A retry after a failed status write (a new generation in between, too) does not post it
+    twice; once the status records it, the core posts it only on its next transition, and
+    nothing is remembered for it."""
     controller, api = _controller(), _Api()
+    writer = controller.writer
 
-    for _ in range(1000):
-        controller.writer.post(api, KEY, _isvc(1), NOT_FOUND)
+    for generation in (1, 1, 2):  # the pass, and retries after failed status writes
+        writer.post(api, KEY, _isvc(generation), NOT_FOUND)
+    remembered = dict(writer.posted)
+    writer._recorded(KEY)  # the status write went through
+    writer.post(api, KEY, _isvc(2), NOT_FOUND)  # the next transition
 
-    assert len(api.posted) == 1000
-    assert controller.writer.posted == {KEY: (1, set())}
+    assert api.posted == [("1", "RuntimeNotFound"), ("2", "RuntimeNotFound")]
+    assert remembered == {KEY: (2, {(NOT_FOUND.reason, NOT_FOUND.message)})}
+    assert writer.posted == {KEY: (2, {(NOT_FOUND.reason, NOT_FOUND.message)})}

@@ -65,3 +65,15 @@ def test_a_forgotten_service_leaves_its_namespace_empty() -> None:
     store.forget(KEY)
 
     assert (KEY in store, store.holds_namespace("default")) == (False, False)
+
+
+def test_a_written_status_stands_over_a_version_the_watch_showed_meanwhile() -> None:
+    """A label change arrived between the pass's read and its status write."""
+    store = InferenceServiceStore()
+    store.seen(KEY, isvc("1"))
+    read = store.get(KEY)
+    store.seen(KEY, isvc("2", labels={"team": "a"}))
+
+    store.wrote_status(KEY, read, {"metadata": {"resourceVersion": "3"}, "status": {"url": "w"}})
+
+    assert store.get(KEY) == {**isvc("2", labels={"team": "a"}), "status": {"url": "w"}}

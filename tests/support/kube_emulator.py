@@ -13,7 +13,9 @@ Plain ``kmock.KubernetesEmulator`` is a database over HTTP (shared/notes/testing
 * watch: the same selectors, replay of only the events newer than ``resourceVersion``,
   ``timeoutSeconds``;
 * ``/api/v1/namespaces`` (plain kmock's URL parser crashes on it), with a quiet watch;
-* ``inject_fault``: an error (or a delay) answered before any state change;
+* ``inject_fault``: an error (or a delay) answered before any state change, or a watch cut
+  after some events (ended, or ended with an ERROR event such as 410 Expired);
+* ``watch_seconds``: every watch ends after that long, as with a real server's request timeout;
 * API-style error bodies, e.g. NotFound ``<plural>.<group> "<name>" not found``.
 
 Not emulated: strategic-merge list merging, server-side apply, dryRun, admission,
@@ -85,10 +87,14 @@ Key = tuple[kmock.resource, str | None, str]
 @attrs.define(kw_only=True)
 class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
     seed: int = 0  # seeds generateName suffixes, uids and fault probabilities
+    #: Seconds after which the server ends every watch, as a real one's request timeout does
+    #: (None: only ``timeoutSeconds`` ends one).
+    watch_seconds: int | None = None
     _rv: int = attrs.field(default=0, init=False)
     _log: list[tuple[int, kmock.resource, dict[str, Any]]] = attrs.field(factory=list, init=False)
     _faults: list[Fault] = attrs.field(factory=list, init=False)
     _answers: dict[int, dict[str, Any]] = attrs.field(factory=dict, init=False)
+    _cuts: dict[int, tuple[int, Fault]] = attrs.field(factory=dict, init=False)
     _rng: random.Random = attrs.field(factory=random.Random, init=False)
     _known_resources: tuple[Any, list[kmock.resource]] | None = attrs.field(
         default=None, init=False
@@ -153,12 +159,15 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
         delay: float = 0.0,
         probability: float = 1.0,
         message: str | None = None,
+        cut_after: tuple[int, int] | None = None,
     ) -> Fault:
         """Answer matching requests with ``status`` before any state change.
 
         ``delay`` seconds pass first; ``status=None`` only delays. ``resource`` is anything
         ``kmock.resource()`` parses (``"apps/v1/deployments"``, an ``ome_operator``
-        ``Resource``). ``probability`` draws from the emulator's seeded generator.
+        ``Resource``). ``probability`` draws from the emulator's seeded generator. With
+        ``cut_after=(low, high)`` a matching watch is served, then cut after a seeded number
+        of events in that range: ended, or ended with an ERROR event of ``status``.
         """
         fault = Fault(
             status,
@@ -170,6 +179,7 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
             delay=delay,
             probability=probability,
             message=message,
+            cut_after=cut_after,
         )
         self._faults.append(fault)
         return fault
@@ -248,9 +258,31 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
                 if self._rng.random() < fault.probability:
                     fault.times, fault.hits = fault.times - 1, fault.hits + 1
                     await asyncio.sleep(fault.delay)
-                    if fault.status is not None:
+                    if fault.cut_after is not None and request.action == kmock.action.WATCH:
+                        self._cuts[request.id] = (self._rng.randint(*fault.cut_after), fault)
+                    elif fault.status is not None:
                         raise fault.error()
                     return
+
+    async def _serve_watch(self, request: kmock.Request) -> Any:
+        """The watch (``ObjectReads``), cut where a fault says so."""
+        cut = self._cuts.pop(request.id, None)
+        asked = request.params.get("timeoutSeconds") or ""
+        if self.watch_seconds is not None and (asked.isdigit() or not asked):
+            capped = min(int(asked or 0) or self.watch_seconds, self.watch_seconds)
+            request.params["timeoutSeconds"] = str(capped)
+        stream = super()._serve_watch(request)
+        try:
+            sent = 0
+            async for item in stream:
+                yield item
+                sent += isinstance(item, dict)
+                if cut is not None and sent >= cut[0]:
+                    if cut[1].status is not None:
+                        yield cut[1].error_event()
+                    return
+        finally:
+            await stream.aclose()
 
     # Writes happen before the response, under the lock; the fallbacks answer their result.
 

@@ -66,7 +66,9 @@ def status_body(exc: kmock.KubernetesError) -> dict[str, object]:
 class Fault:
     """The next ``times`` matching requests get ``status`` (``None``: none) after ``delay``.
 
-    Every criterion left ``None`` matches anything; ``hits`` counts the faults answered.
+    Every criterion left ``None`` matches anything; ``hits`` counts the faults answered. With
+    ``cut_after`` (watches only) the watch is answered, then cut after a number of events drawn
+    from that range: it ends, or with ``status`` it ends with an ERROR event of that code.
     """
 
     status: int | None
@@ -78,6 +80,7 @@ class Fault:
     delay: float = 0.0
     probability: float = 1.0
     message: str | None = None
+    cut_after: tuple[int, int] | None = None
     hits: int = 0
 
     def matches(self, request: kmock.Request) -> bool:
@@ -91,3 +94,7 @@ class Fault:
     def error(self) -> kmock.KubernetesError:
         assert self.status is not None
         return api_error(self.status, self.message or f"injected fault: HTTP {self.status}")
+
+    def error_event(self) -> dict[str, object]:
+        """The watch event that ends a cut watch with ``status`` (410: its version is gone)."""
+        return {"type": "ERROR", "object": status_body(self.error())}

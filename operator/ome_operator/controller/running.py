@@ -3,8 +3,8 @@
 Its own watches (``watches``) keep its caches current and queue keys: an InferenceService
 change queues it, a runtime change the InferenceServices it can move (S9), a change to a written
 object its owner. Each pass reads a snapshot, asks the pure core for a plan, then writes through
-the API in a worker thread: objects in plan order, deletions, the status (only when it changed)
-and events (once per identical decision, OPEN-09). Failures come back with exponential backoff;
+the API in a worker thread (``writing``): objects in plan order, deletions, events, then the
+status. Failures come back with exponential backoff;
 parked passes wait for a watched change (S9). A pass that cannot complete for a reason the
 author can fix says so on the InferenceService (``ReconcileFailed``).
 """
@@ -38,6 +38,8 @@ MALFORMED = "MalformedResource"
 #: (a bad field, a value out of range, an object too large, no permission), not a passing
 #: failure: the InferenceService is told (``ReconcileFailed``); the pass is retried with backoff.
 REFUSALS = frozenset({400, 403, 413, 422})
+#: Seconds stop() gives the passes under way to finish their writes.
+DRAIN_SECONDS = 10.0
 
 logger = logging.getLogger("ome_operator.controller")
 
@@ -60,6 +62,9 @@ class Controller:
     #: not reconciled again (their deletion events follow); forgotten with the last of them.
     _terminating: set[str] = field(default_factory=set)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    #: Workers in the middle of a pass, and whether stop() has begun.
+    _passing: set[Any] = field(default_factory=set)
+    _stopping: bool = False
     _loop: asyncio.AbstractEventLoop | None = None
 
     # -- feeding -----------------------------------------------------------------------------
@@ -142,6 +147,15 @@ class Controller:
             self._tasks = [asyncio.create_task(self._work()) for _ in range(self.workers)]
 
     async def stop(self) -> None:
+        """Stop taking keys, let the passes under way finish (up to ``DRAIN_SECONDS``: a pass
+        cut between its writes leaves them half done for the next operator), then stop."""
+        self._stopping = True
+        passing = [task for task in self._tasks if task in self._passing]
+        idle = [task for task in self._tasks if task not in self._passing]
+        for task in idle:
+            task.cancel()
+        if passing:
+            await asyncio.wait(passing, timeout=DRAIN_SECONDS)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -162,9 +176,11 @@ class Controller:
 
     async def _work(self) -> None:
         await self.watches.synced.wait()
-        while True:
+        task = asyncio.current_task()
+        while not self._stopping:
             key = await self.queue.get()
             failed = True
+            self._passing.add(task)
             try:
                 failed = await self.process(key)
             except Exception:  # a bug must not kill the worker; the key is retried
@@ -173,6 +189,7 @@ class Controller:
                     extra={"namespace": key[0], "inferenceService": key[1]},
                 )
             finally:
+                self._passing.discard(task)
                 self.queue.done(key, failed=failed)
 
     async def process(self, key: Key) -> bool:

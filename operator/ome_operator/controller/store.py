@@ -56,11 +56,20 @@ class InferenceServiceStore:
     ) -> None:
         """A pass that read ``read`` wrote a status (``written``: the object the write
         returned; None: nothing written): keep that status until the watch shows a newer
-        version."""
+        version. The watch may have shown a version between the read and the write (a label
+        change): the written object is newer than that one too, and its status is the one
+        that stands."""
         known = self.bodies.get(key)
-        if (
-            written is not None
-            and known is not None
-            and resource_version(known) == resource_version(read)
-        ):
+        if written is None or known is None:
+            return
+        held = resource_version(known)
+        if held == resource_version(read) or _older(held, resource_version(written)):
             self.bodies[key] = {**known, "status": written.get("status") or {}}
+
+
+def _older(version: str | None, than: str | None) -> bool:
+    """Whether ``version`` comes before ``than``; only integer versions (etcd's) compare."""
+    try:
+        return int(version or "") < int(than or "")
+    except ValueError:
+        return False

@@ -1,11 +1,12 @@
 """Carrying out a reconcile plan through the API, in a worker thread (S9, OPEN-09).
 
 ``PlanWriter`` writes a plan's objects in order (patching only what differs), its deletions,
-its status (only when it changed) and its events (an identical decision of one generation once;
-``RuntimeNotFound`` on every pass). ``Echoes`` remembers the versions it wrote, so that the watch
-event echoing one of its own writes re-queues nothing, while any other change does. Before it
-adopts an object that lacks the InferenceService's owner reference it reads the InferenceService
-itself (``OwnerGoing`` when it is being deleted).
+its events (an identical decision of one generation once; ``RuntimeNotFound`` once per decision
+until the status that records it is written), then its status (only when it changed).
+``Echoes`` remembers the versions it wrote, so that the watch event echoing one of its own
+writes re-queues nothing, while any other change does. Before it adopts an object that lacks
+the InferenceService's owner reference it reads the InferenceService itself (``OwnerGoing``
+when it is being deleted).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ logger = logging.getLogger("ome_operator.controller")
 Key = tuple[str, str]
 Identity = tuple[Any, Any, Any]
 _UNSEEN = object()
+#: The event the core posts with every transition of ``RuntimeReady`` to False (S8.3).
+_NOT_FOUND = "RuntimeNotFound"
 
 
 def identity_of(obj: Mapping[str, Any]) -> tuple[Identity, Any]:
@@ -163,12 +166,17 @@ class PlanWriter:
                 raise ApiError(exc.status, message, exc.reason, exc.causes) from None
         for obj in plan.delete:
             api.delete(obj)
+        # Events before the status they go with: the core decides RuntimeNotFound from the
+        # status it last wrote, so a status written first would lose the event if its post
+        # then failed. Until that status is written the posted event is remembered, so a
+        # retry after a failed status write does not post it twice.
+        for event in plan.events:
+            self.post(api, key, body, event)
         written = None
         if plan.status is not None and plan.status != (body.get("status") or {}):
             patch = merge_patch_between(body.get("status") or {}, plan.status)
             written = api.merge_patch(body, {"status": patch}, subresource="status")
-        for event in plan.events:
-            self.post(api, key, body, event)
+            self._recorded(key)
         return written
 
     def apply(
@@ -204,17 +212,27 @@ class PlanWriter:
         return written
 
     def post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
+        """Post ``event`` unless this generation already did (OPEN-09); a RuntimeNotFound is
+        remembered across generations until the status that records it is written."""
         meta = body["metadata"]
         generation, posted = self.posted.get(key, (None, set()))
         if generation != meta.get("generation"):  # older decisions can never repeat: forget
-            generation, posted = meta.get("generation"), set()
+            generation = meta.get("generation")
+            posted = {(reason, text) for reason, text in posted if reason == _NOT_FOUND}
+        self.posted[key] = (generation, posted)
         identity = (event.reason, event.message)
-        if event.reason != "RuntimeNotFound" and identity in posted:
+        if identity in posted:
             return
         api.create(event_about(body, event, now()))
-        if event.reason != "RuntimeNotFound":  # posted on every pass: nothing to remember
-            posted.add(identity)
-        self.posted[key] = (generation, posted)
+        posted.add(identity)
+
+    def _recorded(self, key: Key) -> None:
+        """The status now records what was posted: a RuntimeNotFound event follows that
+        condition's transitions from here on (S8.3), so it is no longer remembered."""
+        found = self.posted.get(key)
+        if found is not None:
+            kept = {(reason, text) for reason, text in found[1] if reason != _NOT_FOUND}
+            self.posted[key] = (found[0], kept)
 
     def post_about(self, obj: Mapping[str, Any], event: Event) -> None:
         """Post an event about any object; a failure is only logged."""
