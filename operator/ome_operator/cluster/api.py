@@ -18,6 +18,7 @@ from .resources import resource_of
 __all__ = [
     "ApiError",
     "KubeApi",
+    "newer_version",
     "object_path",
     "resource_version",
 ]
@@ -31,6 +32,15 @@ def object_path(obj: Mapping[str, Any], subresource: str | None = None) -> str:
 
 def resource_version(obj: Mapping[str, Any]) -> str | None:
     return (obj.get("metadata") or {}).get("resourceVersion")
+
+
+def newer_version(version: str | None, than: str | None) -> bool:
+    """Whether resourceVersion ``version`` comes after ``than``. Only integer versions, as
+    etcd-backed servers issue them, compare; any other form is never newer."""
+    try:
+        return int(version or "") > int(than or "")
+    except ValueError:
+        return False
 
 
 class ApiError(Exception):

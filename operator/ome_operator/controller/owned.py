@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..cluster.api import resource_version
+from ..cluster.api import newer_version, resource_version
 from ..cluster.resources import resource_named
 from ..core.rendering.metadata import OWNER_LABEL
-from .watches import Collection, Watched
+from .watches import Collection, Watched, object_key
 
 __all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange"]
 
@@ -27,20 +27,8 @@ OwnerChange = Callable[[str, str, Mapping[str, Any], bool], None]
 _Key = tuple[str, str]
 
 
-def _key(obj: Mapping[str, Any]) -> _Key:
-    meta = obj.get("metadata") or {}
-    return meta.get("namespace") or "", meta.get("name") or ""
-
-
 def _owner(obj: Mapping[str, Any]) -> str | None:
     return ((obj.get("metadata") or {}).get("labels") or {}).get(OWNER_LABEL)
-
-
-def _newer(version: str | None, than: str | None) -> bool:
-    try:
-        return int(version or "") > int(than or "")
-    except ValueError:
-        return False
 
 
 class KindCache(Collection):
@@ -69,15 +57,15 @@ class KindCache(Collection):
         deleted (or not yet shown) stays as the watch says. Versions compare as integers, as
         etcd-backed servers issue them; any other form is left to the watch.
         """
-        old = self._by_name.get(_key(obj))
-        if old is not None and _newer(resource_version(obj), resource_version(old)):
+        old = self._by_name.get(object_key(obj))
+        if old is not None and newer_version(resource_version(obj), resource_version(old)):
             self._change(obj, deleted=False, report=False)
 
     def _held(self) -> Mapping[_Key, Mapping[str, Any]]:
         return self._by_name
 
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
-        key = _key(obj)
+        key = object_key(obj)
         namespace, name = key
         former = _owner(self._by_name.pop(key, {}))
         if former is not None:

@@ -27,7 +27,7 @@ from ..models import InferenceService, InvalidResourceError, from_manifest
 from .queue import Backoff, WorkQueue
 from .snapshot import Caches, snapshot_for
 from .store import InferenceServiceStore
-from .watches import InferenceServiceFeed, Watched, Watches
+from .watches import InferenceServiceFeed, Watched, Watches, object_key
 from .writing import OwnerGoing, PlanWriter, identity_of, now
 
 __all__ = ["MALFORMED", "Controller"]
@@ -120,7 +120,7 @@ class Controller:
         self.writer = PlanWriter(self.api_factory, self.caches.objects, self.requeue_owner)
         caches = self.caches
         caches.objects.on_change = self.owned_changed
-        caches.serving_runtimes.on_change = lambda obj: self.requeue(identity_of(obj)[0][1] or "")
+        caches.serving_runtimes.on_change = lambda obj: self.requeue(object_key(obj)[0])
         caches.cluster_serving_runtimes.on_change = lambda obj: self.requeue(None)
         for source in caches.sources:
             source.on_malformed = self.set_aside

@@ -19,7 +19,7 @@ from ..core.selection import RuntimeCatalog
 from ..models import COMPONENTS, InferenceService
 from .owned import OwnedObjects
 from .sources import SourceIndex
-from .watches import Watched
+from .watches import Watched, object_key
 
 __all__ = ["Caches", "snapshot_for"]
 
@@ -30,11 +30,6 @@ def _namespace(obj: Mapping[str, Any]) -> str:
 
 def _cluster(obj: Mapping[str, Any]) -> None:
     return None
-
-
-def _namespaced_name(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return meta.get("namespace") or "", meta.get("name") or ""
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -51,9 +46,7 @@ class Caches:
     cluster_serving_runtimes: SourceIndex = field(
         default_factory=lambda: SourceIndex("ClusterServingRuntime", _cluster)
     )
-    base_models: SourceIndex = field(
-        default_factory=lambda: SourceIndex("BaseModel", _namespaced_name)
-    )
+    base_models: SourceIndex = field(default_factory=lambda: SourceIndex("BaseModel", object_key))
     cluster_base_models: SourceIndex = field(
         default_factory=lambda: SourceIndex("ClusterBaseModel", _name)
     )

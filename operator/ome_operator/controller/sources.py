@@ -17,16 +17,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..models import InvalidResourceError, from_manifest
-from .watches import Collection
+from .watches import Collection, object_key
 
 __all__ = ["SourceIndex", "parsed"]
 
 _Name = tuple[str, str]
-
-
-def _name(obj: Mapping[str, Any]) -> _Name:
-    meta = obj.get("metadata") or {}
-    return meta.get("namespace") or "", meta.get("name") or ""
 
 
 def parsed(obj: Mapping[str, Any]) -> Any:
@@ -92,7 +87,7 @@ class SourceIndex(Collection, Mapping[Any, tuple[Any, ...]]):
         return {name: entry[2] for name, entry in self._entries.items()}
 
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
-        name = _name(obj)
+        name = object_key(obj)
         old = self._entries.pop(name, None)
         if old is not None and old[1] is not None:
             self._remove(old[0], name[1])

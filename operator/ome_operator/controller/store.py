@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..cluster.api import resource_version
+from ..cluster.api import newer_version, resource_version
 
 __all__ = ["InferenceServiceStore"]
 
@@ -63,13 +63,5 @@ class InferenceServiceStore:
         if written is None or known is None:
             return
         held = resource_version(known)
-        if held == resource_version(read) or _older(held, resource_version(written)):
+        if held == resource_version(read) or newer_version(resource_version(written), held):
             self.bodies[key] = {**known, "status": written.get("status") or {}}
-
-
-def _older(version: str | None, than: str | None) -> bool:
-    """Whether ``version`` comes before ``than``; only integer versions (etcd's) compare."""
-    try:
-        return int(version or "") < int(than or "")
-    except ValueError:
-        return False

@@ -19,7 +19,7 @@ from ..cluster.api import KubeApi, resource_version
 from ..cluster.informing import Informer, Message, Relisted
 from ..cluster.resources import Resource
 
-__all__ = ["Collection", "Feed", "InferenceServiceFeed", "Watched", "Watches"]
+__all__ = ["Collection", "Feed", "InferenceServiceFeed", "Watched", "Watches", "object_key"]
 
 
 class Feed(Protocol):
@@ -45,7 +45,8 @@ class Watched:
 Key = tuple[str, str]
 
 
-def _key(obj: Mapping[str, Any]) -> Key:
+def object_key(obj: Mapping[str, Any]) -> Key:
+    """(namespace, name) of an object; a cluster-scoped object's namespace is ``""``."""
     meta = obj.get("metadata") or {}
     return meta.get("namespace") or "", meta.get("name") or ""
 
@@ -77,7 +78,7 @@ class Collection:
     def _relist(self, listing: Relisted) -> None:
         scope = listing.namespace
         report = scope in self._listed
-        fresh = {_key(obj): obj for obj in listing.items}
+        fresh = {object_key(obj): obj for obj in listing.items}
         held = self._held()
         for key in sorted(held):
             if key not in fresh and scope in (None, key[0]):
@@ -115,9 +116,9 @@ class InferenceServiceFeed(Collection):
 
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
         if deleted:
-            self._gone(_key(obj))
+            self._gone(object_key(obj))
         else:
-            self._seen(_key(obj), obj)
+            self._seen(object_key(obj), obj)
 
 
 class Watches:

@@ -73,6 +73,18 @@ def _recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
         raise OwnerGoing()
 
 
+def _write_status(
+    api: KubeApi, body: Mapping[str, Any], status: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """Merge-patch the status subresource to ``status`` when it differs; the object as the
+    write left it (None: nothing to write)."""
+    old = body.get("status") or {}
+    if status == old:
+        return None
+    patch = merge_patch_between(old, status)
+    return api.merge_patch(body, {"status": patch}, subresource="status")
+
+
 class Echoes:
     """The versions of this controller's own writes, and the watch events seen while one is
     under way (its answer may come after its echo). Thread-safe."""
@@ -172,10 +184,8 @@ class PlanWriter:
         # retry after a failed status write does not post it twice.
         for event in plan.events:
             self.post(api, key, body, event)
-        written = None
-        if plan.status is not None and plan.status != (body.get("status") or {}):
-            patch = merge_patch_between(body.get("status") or {}, plan.status)
-            written = api.merge_patch(body, {"status": patch}, subresource="status")
+        written = None if plan.status is None else _write_status(api, body, plan.status)
+        if written is not None:
             self._recorded(key)
         return written
 
@@ -202,12 +212,8 @@ class PlanWriter:
     ) -> dict[str, Any] | None:
         """``Ready=False``, reason ``ReconcileFailed``, and one Warning event per distinct
         message; the InferenceService as the status write left it (None: nothing written)."""
-        api, old = self.client(), body.get("status") or {}
-        status = failed_status(old, message, now=now())
-        written = None
-        if status != old:
-            patch = merge_patch_between(old if isinstance(old, dict) else {}, status)
-            written = api.merge_patch(body, {"status": patch}, subresource="status")
+        api = self.client()
+        written = _write_status(api, body, failed_status(body.get("status"), message, now=now()))
         self.post(api, key, body, Event("Warning", RECONCILE_FAILED, message))
         return written
 
