@@ -38,6 +38,7 @@ from ..models import (
     from_manifest,
 )
 from ..models.limits import nesting_problem
+from ..models.resources import display_name
 
 __all__ = ["render_report"]
 
@@ -168,13 +169,6 @@ _SHAPES: tuple[tuple[tuple[str, ...], type, type | None], ...] = (
 _TYPE_WORDS = {dict: "an object", list: "a list", str: "a string"}
 
 
-def _display_name(obj: Mapping[str, Any]) -> str:
-    """How the models name an object in their messages: ``"<namespace>/<name>"``."""
-    meta = _metadata(obj)
-    name, namespace = meta.get("name") or "", meta.get("namespace")
-    return f'"{namespace}/{name}"' if namespace else f'"{name}"'
-
-
 def _shape_problems(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Each ``_SHAPES`` field that is set but not of its shape (its first bad member)."""
     problems = []
@@ -205,7 +199,7 @@ def _stored(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     deep = nesting_problem(obj)
     problems = [(field_path(deep[0]), deep[1])] if deep is not None else _shape_problems(obj)
     if problems:
-        raise InvalidResourceError(obj["kind"], _display_name(obj), tuple(problems))
+        raise InvalidResourceError(obj["kind"], display_name(obj), tuple(problems))
     return obj
 
 

@@ -4,9 +4,9 @@ Its own watches (``watches``) keep its caches current and queue keys: an Inferen
 change queues it, a runtime change the InferenceServices it can move (S9), a change to a written
 object its owner. Each pass reads a snapshot, asks the pure core for a plan, then writes through
 the API in a worker thread (``writing``): objects in plan order, deletions, events, then the
-status. Failures come back with exponential backoff;
-parked passes wait for a watched change (S9). A pass that cannot complete for a reason the
-author can fix says so on the InferenceService (``ReconcileFailed``).
+status. Failures come back with exponential backoff; parked passes wait for a watched change
+(S9). A pass that cannot complete for a reason the author can fix says so on the
+InferenceService (``ReconcileFailed``).
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 One ``SourceIndex`` per kind, a ``watches.Collection`` fed on the event loop with the messages
 of ``cluster.informing``, as ``owned.KindCache`` is for the written kinds. Each object is parsed
-once, when it changes;
-lookups read the parsed models grouped by the key the core looks them up with (a runtime's
-namespace, a model's namespace and name, ...). An object that does not parse (a field of the
-wrong type, nesting over ``models.limits.MAX_NESTING``) is set aside: it is left out of every
-lookup, ``on_malformed`` is told once per version of it, and it is parsed again when it changes.
+once, when it changes; lookups read the parsed models grouped by the key the core looks them up
+with (a runtime's namespace, a model's namespace and name, ...). An object that does not parse
+(a field of the wrong type, nesting over ``models.limits.MAX_NESTING``) is set aside: it is left
+out of every lookup, ``on_malformed`` is told once per version of it, and it is parsed again
+when it changes.
 Each key's ``version`` moves with every change under it, so a catalog built from a key's values
 is reused exactly as long as they stand.
 """

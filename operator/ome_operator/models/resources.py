@@ -11,7 +11,7 @@ from .inference_service import InferenceService
 from .limits import size_problem
 from .serving_runtime import ServingRuntime
 
-__all__ = ["MODEL_BY_KIND", "from_manifest", "storable_manifest"]
+__all__ = ["MODEL_BY_KIND", "display_name", "from_manifest", "storable_manifest"]
 
 #: The ome.io kinds this operator reads, and the model each one parses into.
 MODEL_BY_KIND: dict[str, type[CRDModel]] = {
@@ -24,7 +24,8 @@ MODEL_BY_KIND: dict[str, type[CRDModel]] = {
 }
 
 
-def _display_name(obj: Any) -> str:
+def display_name(obj: Any) -> str:
+    """How messages name an object: ``"<namespace>/<name>"`` (strings only)."""
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     if not isinstance(meta, dict):
         return '""'
@@ -51,8 +52,8 @@ def from_manifest(obj: Any) -> CRDModel:
             if kind is None
             else f"must be an ome.io kind: {', '.join(MODEL_BY_KIND)} (got {shown(kind)})"
         )
-        raise InvalidResourceError(named, _display_name(obj), (("kind", problem),))
-    return parse(model, obj, kind=kind, name=_display_name(obj))
+        raise InvalidResourceError(named, display_name(obj), (("kind", problem),))
+    return parse(model, obj, kind=kind, name=display_name(obj))
 
 
 def storable_manifest(obj: Any) -> CRDModel:
@@ -61,5 +62,5 @@ def storable_manifest(obj: Any) -> CRDModel:
     model = from_manifest(obj)
     too_big = size_problem(obj)
     if too_big is not None:
-        raise InvalidResourceError(obj["kind"], _display_name(obj), (("(root)", too_big),))
+        raise InvalidResourceError(obj["kind"], display_name(obj), (("(root)", too_big),))
     return model
