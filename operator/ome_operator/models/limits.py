@@ -2,10 +2,11 @@
 
 A real API server stores custom resources nested up to 10,000 levels in preserved fields; the
 recursive code every front door runs on an object (pydantic, deep copies, the renderers, JSON
-encoders) fails somewhere between 250 and 1,000. So every parse checks the nesting first, with
-a loop of its own, and refuses an object over ``MAX_NESTING`` levels with the path where it goes
-over. The deepest field a real ome.io object has is about 15 levels down (an affinity term of
-a runtime's leader); 100 leaves room for any preserved configuration a user writes.
+encoders) fails somewhere between 250 and 1,000. So every parse checks the nesting first, with a
+walk that never goes deeper than the limit itself, and refuses an object over ``MAX_NESTING``
+levels with the path where it goes over. The deepest field a real ome.io object has is about
+15 levels down (an affinity term of a runtime's leader); 100 leaves room for any preserved
+configuration a user writes.
 
 Size: an API server takes request bodies up to 3 MiB but its etcd stores at most 1.5 MiB per
 object (``--max-request-bytes``), and answers a bigger write with an internal error. Admission
@@ -30,21 +31,32 @@ MAX_OBJECT_BYTES = 1_572_864
 
 def nesting_problem(obj: Any, limit: int = MAX_NESTING) -> tuple[tuple[Any, ...], str] | None:
     """The location of the first value (in document order) more than ``limit`` levels deep,
-    and what is wrong; None when the object is within the limit. Iterative: any depth is safe."""
-    pending: list[tuple[Any, tuple[Any, ...]]] = [(obj, ())]
-    while pending:
-        node, loc = pending.pop()
-        if loc == _BOOKKEEPING:
+    and what is wrong; None when the object is within the limit. Any depth is safe to check:
+    the walk never goes more than ``limit`` levels down."""
+    if not isinstance(obj, dict | list):
+        return None
+    found = _first_too_deep(obj, 0, limit, top=True)
+    if found is None:
+        return None
+    return tuple(reversed(found)), f"nested more than {limit} levels deep (the limit is {limit})"
+
+
+def _first_too_deep(node: Any, depth: int, limit: int, top: bool = False) -> list[Any] | None:
+    """The reversed path, below ``node`` (``depth`` levels down), to the first map or list at
+    ``limit`` levels; None when there is none. Recursion ends at ``limit``, whatever the
+    object's depth. Every parse runs it: it only descends into maps and lists."""
+    if depth >= limit:
+        return []
+    children: Any = node.items() if isinstance(node, dict) else enumerate(node)
+    for key, value in children:
+        if not isinstance(value, dict | list):
             continue
-        if isinstance(node, dict):
-            children: Any = list(node.items())
-        elif isinstance(node, list):
-            children = list(enumerate(node))
-        else:
-            continue
-        if len(loc) >= limit:
-            return loc, f"nested more than {limit} levels deep (the limit is {limit})"
-        pending.extend((value, (*loc, key)) for key, value in reversed(children))
+        if top and key == _BOOKKEEPING[0] and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k != _BOOKKEEPING[1]}
+        found = _first_too_deep(value, depth + 1, limit)
+        if found is not None:
+            found.append(key)
+            return found
     return None
 
 
