@@ -1,22 +1,26 @@
-"""A small typed-free REST client over the official ``kubernetes`` ApiClient, for the operator.
+"""The one transport to the API server, for the operator and the CLI alike: a small REST client
+over the official ``kubernetes`` ApiClient (its configuration, credentials and connection pool).
 
-Objects stay plain dicts end to end (no model deserialisation). Every failure is an ``ApiError``
-carrying the HTTP status and the API server's message; transport failures have status 0.
+Objects stay plain dicts end to end (no model deserialisation). Every failure is one of the typed
+errors of ``errors`` (``NotFound``, ``Conflict``, ``Gone``, ``Refused``, ``Unreachable``...)
+carrying the HTTP status and the API server's message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import urllib3
 from kubernetes import client as k8s_client
 
+from .errors import ApiError, NotFound, TimedOut, Unreachable, api_error
 from .resources import resource_of
 
 __all__ = [
-    "ApiError",
+    "Decoder",
     "KubeApi",
     "newer_version",
     "object_path",
@@ -43,30 +47,38 @@ def newer_version(version: str | None, than: str | None) -> bool:
         return False
 
 
-class ApiError(Exception):
-    """A failed API call: ``status`` (0 for transport failures) and the server's message."""
+#: Turns an answer's body into its JSON value; raises ValueError for one that is not JSON.
+Decoder = Callable[[bytes], Any]
 
-    def __init__(
-        self, status: int, message: str, reason: str = "", causes: tuple[str, ...] = ()
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.reason = reason
-        self.message = message
-        #: ``details.causes[].reason`` of the server's Status, e.g. ``NamespaceTerminating``.
-        self.causes = causes
+#: A request timeout as the client library takes it: total seconds, (connect, read), or None.
+Timeout = float | tuple[float, float] | None
 
-    @property
-    def retriable(self) -> bool:
-        return self.status == 0 or self.status == 429 or self.status >= 500
+
+def _json(body: bytes) -> Any:
+    return json.loads(body)
 
 
 class KubeApi:
-    """JSON in, JSON out; one place for timeouts, auth and error classification."""
+    """JSON in, JSON out; one place for timeouts, auth, decoding and error classification.
 
-    def __init__(self, api_client: k8s_client.ApiClient, timeout: tuple[float, float] = (5, 30)):
+    ``decode`` reads every answer's body (the CLI's refuses bodies no API server sends);
+    ``timeout`` bounds each request.
+    """
+
+    def __init__(
+        self,
+        api_client: k8s_client.ApiClient,
+        timeout: Timeout = (5, 30),
+        *,
+        decode: Decoder = _json,
+    ):
         self._client = api_client
         self._timeout = timeout
+        self._decode = decode
+
+    @property
+    def host(self) -> str:
+        return str(self._client.configuration.host)
 
     def request(
         self,
@@ -78,7 +90,7 @@ class KubeApi:
         query: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         sent = self._send(method, path, body, content_type=content_type, query=query)
-        return _answer(method, path, sent)
+        return self._answer(method, path, sent)
 
     def open_stream(
         self, path: str, query: Mapping[str, str], *, read_timeout: float
@@ -86,7 +98,7 @@ class KubeApi:
         """A GET whose body the caller reads as it arrives (a watch); the caller closes it."""
         response = self._send("GET", path, None, query=query, read_timeout=read_timeout)
         if response.status >= 400:
-            _answer("GET", path, response)  # raises the failure
+            self._answer("GET", path, response)  # raises the failure
         return response.response
 
     def _send(
@@ -99,7 +111,9 @@ class KubeApi:
         query: Mapping[str, str] | None = None,
         read_timeout: float | None = None,
     ) -> Any:
-        headers = {"Accept": "application/json", "Content-Type": content_type}
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
         method, url, headers, payload, post = self._client.param_serialize(
             method=method,
             resource_path=path,
@@ -108,7 +122,10 @@ class KubeApi:
             body=body,
             auth_settings=["BearerToken"],
         )
-        timeout = self._timeout if read_timeout is None else (self._timeout[0], read_timeout)
+        timeout = self._timeout
+        if read_timeout is not None:
+            connect = timeout[0] if isinstance(timeout, tuple) else timeout
+            timeout = (connect, read_timeout) if connect else read_timeout
         try:
             return self._client.call_api(
                 method, url, headers, payload, post, _request_timeout=timeout
@@ -145,39 +162,53 @@ class KubeApi:
         )
 
     def delete(self, obj: Mapping[str, Any]) -> None:
-        try:
+        """Delete ``obj``; one already gone is no failure."""
+        with contextlib.suppress(NotFound):
             self.request("DELETE", object_path(obj))
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
 
-
-def _answer(method: str, path: str, response: Any) -> Any:
-    """The decoded body of a finished response, or its failure as an ``ApiError``."""
-    try:
-        response.read()
-    except urllib3.exceptions.HTTPError as exc:
-        raise _transport_failure(method, path, exc) from exc
-    text = response.data.decode() if response.data else ""
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError:
+    def _answer(self, method: str, path: str, response: Any) -> Any:
+        """The decoded body of a finished response, or its failure as a typed ``ApiError``."""
+        try:
+            response.read()
+        except urllib3.exceptions.HTTPError as exc:
+            raise _transport_failure(method, path, exc) from exc
+        body = response.data or b""
         if response.status < 400:
-            raise
-        data = {}
-    if response.status < 400:
-        return data
-    if not isinstance(data, dict):
-        data = {}
-    details = data.get("details") if isinstance(data.get("details"), dict) else {}
+            return self._decode(body) if body.strip() else {}
+        try:
+            data = self._decode(body) if body.strip() else {}
+        except (ValueError, RecursionError):  # no Status to read
+            data = {}
+        raise _failure(method, path, response, data if isinstance(data, dict) else {})
+
+
+def _failure(method: str, path: str, response: Any, status: Mapping[str, Any]) -> ApiError:
+    """The typed error for an answer with HTTP status >= 400 and ``status``, its Status."""
+    details = status.get("details") if isinstance(status.get("details"), dict) else {}
     causes = tuple(
         str(c.get("reason"))
         for c in details.get("causes") or []
         if isinstance(c, dict) and c.get("reason")
     )
-    message = data.get("message") or f"{method} {path}: HTTP {response.status}"
-    raise ApiError(response.status, str(message), str(data.get("reason", "")), causes)
+    message = status.get("message")
+    name = details.get("name")
+    return api_error(
+        response.status,
+        message if isinstance(message, str) and message.strip() else None,
+        str(status.get("reason") or ""),
+        causes,
+        name=name if isinstance(name, str) else None,
+        phrase=str(getattr(response, "reason", "") or ""),
+        fallback=f"{method} {path}: HTTP {response.status}",
+    )
 
 
-def _transport_failure(method: str, path: str, exc: Exception) -> ApiError:
-    return ApiError(0, f"{method} {path}: {type(exc).__name__}: {exc}")
+def _transport_failure(method: str, path: str, exc: Exception) -> Unreachable:
+    """No answer; the CLI words it from ``__cause__`` as kubectl does."""
+    cause = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
+    # urllib3 counts a refused connection (NewConnectionError) as a kind of timeout.
+    timed_out = isinstance(cause, urllib3.exceptions.TimeoutError) and not isinstance(
+        cause, urllib3.exceptions.NewConnectionError
+    )
+    kind = TimedOut if timed_out else Unreachable
+    return kind(0, f"{method} {path}: {type(exc).__name__}: {exc}")

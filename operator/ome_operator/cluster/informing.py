@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .api import ApiError, KubeApi, resource_version
+from .api import KubeApi, resource_version
+from .errors import ApiError, Gone, NotFound, api_error
 from .resources import Resource
 
 __all__ = ["Changed", "Informer", "Message", "Relisted"]
@@ -120,14 +121,13 @@ class Informer:
                 failures = 0 if self._watch() else failures + 1
                 if failures:
                     self._stopped.wait(self._retry_delay(failures))
+            except Gone:  # the version to resume from is gone: list again
+                self._version = None
+                expiries = 1 if self._progressed else expiries + 1
+                if expiries > 1:  # gone again with no change in between: do not spin
+                    self._stopped.wait(self._retry_delay(expiries - 1))
             except ApiError as exc:
-                if exc.status == 410:  # the version to resume from is gone: list again
-                    self._version = None
-                    expiries = 1 if self._progressed else expiries + 1
-                    if expiries > 1:  # gone again with no change in between: do not spin
-                        self._stopped.wait(self._retry_delay(expiries - 1))
-                    continue
-                if exc.status == 404:  # not served (yet): nothing of it exists
+                if isinstance(exc, NotFound):  # not served (yet): nothing of it exists
                     self._version = None
                     self._hand_over([Relisted(self.namespace, ())])
                 failures += 1
@@ -218,7 +218,13 @@ class Informer:
         kind, obj = event.get("type"), event["object"]
         if kind == "ERROR":
             code = obj.get("code") or 0
-            raise ApiError(code, obj.get("message") or f"watch {self.path}: HTTP {code}")
+            message = obj.get("message")
+            raise api_error(
+                code if isinstance(code, int) else 0,
+                message if isinstance(message, str) else None,
+                str(obj.get("reason") or ""),
+                fallback=f"watch {self.path}: HTTP {code}",
+            )
         version = resource_version(obj)
         if version:
             self._version = version

@@ -1,9 +1,10 @@
 """Reading objects from a cluster with the official client: the package's only cluster reads.
 
-``ClusterReader`` implements ``objects.ObjectReader`` over ``CustomObjectsApi``. Every failure
-leaves as a ``ReadError`` whose text is the API server's message (or one short sentence for
-transport failures), never a traceback. Answers are decoded here, not by the client library
-(whose ``json.loads`` stops near 1,000 levels with a RecursionError), with the functions that
+``ClusterReader`` implements ``objects.ObjectReader`` over ``api.KubeApi``, the operator's own
+transport. Every failure leaves as a ``ReadError`` whose text is the API server's message (or
+one short sentence for transport failures, as kubectl words them), never a traceback. Answers
+are decoded here, not by the client library (whose ``json.loads`` stops near 1,000 levels with a
+RecursionError), with the functions that
 decode manifests: up to ``decoding.MAX_DOCUMENT_NESTING`` levels, JSON values only, and every
 object with the identity ``decoding.checked_identity`` requires; an answer that is not so is
 a ``ReadError`` saying what is wrong with it. ``api_client_from_flags`` turns kubectl's
@@ -18,10 +19,10 @@ from typing import Any
 import urllib3
 import yaml
 from kubernetes import client as k8s_client
-from kubernetes.client.exceptions import ApiException
 from kubernetes.config import kube_config
 from kubernetes.config.config_exception import ConfigException
 
+from ome_operator.cluster.api import KubeApi
 from ome_operator.cluster.connection import (
     ConnectionFlags,
     parse_request_timeout,
@@ -35,6 +36,7 @@ from ome_operator.cluster.decoding import (
     json_tree,
     shown_value,
 )
+from ome_operator.cluster.errors import ApiError, NotFound, Unreachable
 from ome_operator.cluster.objects import (
     NotFoundError,
     ObjectList,
@@ -69,18 +71,13 @@ _ANSWER = "the server's answer"
 
 
 class ClusterReader:
-    """Reads objects through ``CustomObjectsApi``; see ``objects.ObjectReader``.
-
-    Any resource of a named API group (``ome.io``, ``apps``...) works; the core group
-    (``v1`` pods, configmaps...) has other URLs and is refused.
-    """
+    """Reads objects through the operator's transport (``api.KubeApi``); see
+    ``objects.ObjectReader``."""
 
     def __init__(
         self, api_client: k8s_client.ApiClient, *, request_timeout: float | None = None
     ) -> None:
-        self._api = k8s_client.CustomObjectsApi(api_client)
-        self._host = api_client.configuration.host
-        self._timeout = request_timeout
+        self._api = KubeApi(api_client, request_timeout, decode=_decoded)
 
     @classmethod
     def from_flags(cls, flags: ConnectionFlags) -> tuple["ClusterReader", str]:
@@ -90,21 +87,13 @@ class ClusterReader:
         return cls(api_client, request_timeout=timeout), namespace
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
-        _require_group(resource)
-        namespace = require_namespace(resource, namespace)
-        g, v, p = resource.group, resource.version, resource.plural
+        path = f"{resource.collection(require_namespace(resource, namespace))}/{name}"
         try:
-            if namespace is None:
-                answer = self._call(self._api.get_cluster_custom_object, g, v, p, name)
-            else:
-                answer = self._call(
-                    self._api.get_namespaced_custom_object, g, v, namespace, p, name
-                )
-        except ApiException as exc:
-            details = _status(exc).get("details")
-            if exc.status == 404 and isinstance(details, dict) and details.get("name") == name:
+            answer = self._read(path)
+        except NotFound as exc:
+            if exc.name == name:
                 raise NotFoundError(resource, name) from exc
-            raise _api_error(exc) from exc
+            raise self._read_error(exc) from exc
         return _object(answer, _ANSWER)
 
     def list(
@@ -115,53 +104,48 @@ class ClusterReader:
         page_size: int = 500,
         limit: int | None = None,
     ) -> ObjectList:
-        _require_group(resource)
+        path = resource.collection(namespace if resource.namespaced else None)
         items: ObjectList = []
         token: str | None = None
         while True:
-            page_items, token = _page(self._list_page(resource, namespace, page_size, token))
+            query = {"limit": str(page_size)}
+            if token is not None:
+                query["continue"] = token
+            try:
+                answer = self._read(path, query)
+            except NotFound as exc:
+                raise self._read_error(exc) from exc
+            page_items, token = _page(answer)
             items.extend(page_items)
             if limit is not None and (len(items) > limit or (token and len(items) >= limit)):
                 raise too_many_objects(resource, limit)
             if token is None:
                 return items
 
-    def _list_page(
-        self, resource: Resource, namespace: str | None, page_size: int, token: str | None
-    ) -> Any:
-        paging: dict[str, Any] = {"limit": page_size}
-        if token is not None:
-            paging["_continue"] = token
-        g, v, p = resource.group, resource.version, resource.plural
+    def _read(self, path: str, query: dict[str, str] | None = None) -> Any:
+        """One GET's decoded answer (a JSON tree); a failure leaves as ``ReadError`` in
+        kubectl's words, except NotFound, which the caller words."""
         try:
-            if resource.namespaced and namespace:
-                return self._call(
-                    self._api.list_namespaced_custom_object, g, v, namespace, p, **paging
-                )
-            return self._call(self._api.list_cluster_custom_object, g, v, p, **paging)
-        except ApiException as exc:
-            raise _api_error(exc) from exc
+            return self._api.request("GET", path, query=query)
+        except NotFound:
+            raise
+        except ApiError as exc:
+            raise self._read_error(exc) from exc
+        except DocumentError as exc:
+            raise ReadError(exc.where(_ANSWER)) from None
+        except ValueError as exc:  # UnicodeDecodeError too
+            raise ReadError(f"{_ANSWER} is not JSON: {_one_line(exc)}") from None
 
-    def _call(self, method: Any, *args: Any, **kwargs: Any) -> Any:
-        """Call one API method and decode its answer (a JSON tree); transport failures and
-        answers that are not JSON become ``ReadError``, API errors pass."""
-        try:
-            response = method(
-                *args, **kwargs, _request_timeout=self._timeout, _preload_content=False
-            )
-            body = response.data
-        except urllib3.exceptions.HTTPError as exc:
-            raise _transport_error(exc, self._host) from exc
-        return _decoded(body)
+    def _read_error(self, exc: ApiError) -> ReadError:
+        if isinstance(exc, Unreachable):
+            return _transport_error(exc.__cause__, self._api.host)
+        if exc.from_server:
+            return ReadError(_one_line(exc.message))
+        return ReadError(f"the server responded with HTTP {exc.status} {exc.phrase}".strip())
 
 
 def _decoded(body: bytes) -> Any:
-    try:
-        return json_tree(decode_json(body.decode("utf-8")))
-    except DocumentError as exc:
-        raise ReadError(exc.where(_ANSWER)) from None
-    except ValueError as exc:  # UnicodeDecodeError too
-        raise ReadError(f"{_ANSWER} is not JSON: {_one_line(exc)}") from None
+    return json_tree(decode_json(body.decode("utf-8")))
 
 
 def _object(answer: Any, where: str) -> dict[str, Any]:
@@ -328,11 +312,6 @@ def _apply_overrides(flags: ConnectionFlags, configuration: k8s_client.Configura
         configuration.verify_ssl = False
 
 
-def _require_group(resource: Resource) -> None:
-    if not resource.group:
-        raise ValueError(f"ClusterReader cannot read the core group's {resource.qualified}")
-
-
 def _named(entries: list[Any], name: str) -> dict[str, Any] | None:
     """The kubeconfig list entry (cluster, context, user) called ``name``."""
     for entry in entries:
@@ -342,26 +321,8 @@ def _named(entries: list[Any], name: str) -> dict[str, Any] | None:
     return None
 
 
-def _status(exc: ApiException) -> dict[str, Any]:
-    """The ``kind: Status`` body of an API error, or ``{}`` when there is none."""
-    body = exc.body.decode(errors="replace") if isinstance(exc.body, bytes) else exc.body
-    try:
-        status = decode_json(body if isinstance(body, str) else "")
-    except ValueError:  # not JSON, or nested too deeply: no Status to read
-        return {}
-    return status if isinstance(status, dict) else {}
-
-
-def _api_error(exc: ApiException) -> ReadError:
-    message = _status(exc).get("message")
-    if isinstance(message, str) and message.strip():
-        return ReadError(_one_line(message))
-    if not exc.status:
-        return ReadError(f"Unable to connect to the server: {_one_line(exc.reason)}")
-    return ReadError(f"the server responded with HTTP {exc.status} {exc.reason or ''}".strip())
-
-
-def _transport_error(exc: urllib3.exceptions.HTTPError, host: str) -> ReadError:
+def _transport_error(exc: BaseException | None, host: str) -> ReadError:
+    """kubectl's words for a request that got no answer."""
     if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
         return _transport_error(exc.reason, host)
     server = urllib.parse.urlsplit(host).netloc or host

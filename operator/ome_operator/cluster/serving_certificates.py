@@ -28,7 +28,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from .api import ApiError, KubeApi
+from .api import KubeApi
+from .errors import Conflict, NotFound
 
 __all__ = [
     "RENEW_BEFORE",
@@ -145,15 +146,11 @@ def ensure_certificate(
     for _ in range(3):
         try:
             secret = api.get(ref)
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
+        except NotFound:
             fresh = issue_certificate(hosts, now)
             try:
                 api.create(_secret(namespace, name, fresh))
-            except ApiError as conflict:
-                if conflict.status != 409:
-                    raise
+            except Conflict:
                 continue  # written by someone else meanwhile: read theirs
             logger.info("Issued the webhook certificate", extra={"secret": f"{namespace}/{name}"})
             return fresh
@@ -166,16 +163,14 @@ def ensure_certificate(
         update["metadata"]["resourceVersion"] = secret["metadata"]["resourceVersion"]
         try:
             api.merge_patch(update, update)
-        except ApiError as conflict:
-            if conflict.status != 409:
-                raise
+        except Conflict:
             continue
         logger.info(
             "Renewed the webhook certificate",
             extra={"secret": f"{namespace}/{name}", "because": why},
         )
         return fresh
-    raise ApiError(409, f"Secret {namespace}/{name} kept changing while it was being renewed")
+    raise Conflict(409, f"Secret {namespace}/{name} kept changing while it was being renewed")
 
 
 def inject_ca_bundle(api: KubeApi, configuration: str, ca: bytes) -> bool:
@@ -189,9 +184,7 @@ def inject_ca_bundle(api: KubeApi, configuration: str, ca: bytes) -> bool:
     }
     try:
         found = api.get(ref)
-    except ApiError as exc:
-        if exc.status != 404:
-            raise
+    except NotFound:
         logger.warning(
             "No ValidatingWebhookConfiguration to inject the CA bundle into",
             extra={"validatingWebhookConfiguration": configuration},

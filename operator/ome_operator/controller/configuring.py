@@ -9,7 +9,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..cluster.api import ApiError, KubeApi
+from ..cluster.api import KubeApi
+from ..cluster.errors import ApiError, NotFound
 from ..core.operator_config import (
     CONFIG_MAP_NAME,
     OperatorConfig,
@@ -50,14 +51,14 @@ class ConfigSource:
         }
         try:
             data = self._api_factory().get(reference).get("data")
-        except ApiError as exc:
-            if exc.status != 404:
-                logger.error(
-                    "Failed to read the operator configuration; keeping the last one",
-                    extra={"error": str(exc)},
-                )
-                return self._config
+        except NotFound:
             data = None
+        except ApiError as exc:
+            logger.error(
+                "Failed to read the operator configuration; keeping the last one",
+                extra={"error": str(exc)},
+            )
+            return self._config
         self._config = parse_operator_config(data)
         self._read_at = self._clock()
         if self._config.problem is not None:

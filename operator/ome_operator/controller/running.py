@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..cluster.api import ApiError, KubeApi
+from ..cluster.api import KubeApi
+from ..cluster.errors import ApiError, Refused
 from ..cluster.resources import resource_named
 from ..core.operator_config import OperatorConfig
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
@@ -34,10 +35,6 @@ __all__ = ["MALFORMED", "Controller"]
 
 #: Reason of the Warning event on a runtime, model or accelerator class that does not parse.
 MALFORMED = "MalformedResource"
-#: API answers that mean the server refuses what the operator renders for an InferenceService
-#: (a bad field, a value out of range, an object too large, no permission), not a passing
-#: failure: the InferenceService is told (``ReconcileFailed``); the pass is retried with backoff.
-REFUSALS = frozenset({400, 403, 413, 422})
 #: Seconds stop() gives the passes under way to finish their writes.
 DRAIN_SECONDS = 10.0
 
@@ -260,7 +257,9 @@ class Controller:
                     "status": exc.status,
                 },
             )
-            refused = exc.status in REFUSALS
+            # A refusal (a bad field, a value out of range, an object too large, no permission)
+            # is no passing failure: the InferenceService is told (``ReconcileFailed``).
+            refused = isinstance(exc, Refused)
             return (
                 plan,
                 Outcome.ERROR,

@@ -18,8 +18,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..cluster.api import ApiError, KubeApi
+from ..cluster.api import KubeApi
 from ..cluster.applying import apply_object, merge_patch_between, with_owner
+from ..cluster.errors import ApiError, NotFound
 from ..core.conditions import RECONCILE_FAILED, failed_status
 from ..core.plans import Event, ReconcilePlan
 from ..core.rendering.events import event_about
@@ -64,10 +65,8 @@ def _recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
     ``RecheckDeletionTimestamp`` does."""
     try:
         fresh = api.get(owner)
-    except ApiError as exc:
-        if exc.status == 404:
-            raise OwnerGoing() from None
-        raise
+    except NotFound:
+        raise OwnerGoing() from None
     meta, uid = fresh.get("metadata") or {}, (owner.get("metadata") or {}).get("uid")
     if meta.get("deletionTimestamp") or meta.get("uid") != uid:
         raise OwnerGoing()
@@ -175,7 +174,7 @@ class PlanWriter:
                 self.apply(api, key, with_owner(obj, body), current)
             except ApiError as exc:  # say which object: the server's text may not
                 message = f"cannot write {obj['kind']} {obj['metadata']['name']}: {exc.message}"
-                raise ApiError(exc.status, message, exc.reason, exc.causes) from None
+                raise exc.reworded(message) from None
         for obj in plan.delete:
             api.delete(obj)
         # Events before the status they go with: the core decides RuntimeNotFound from the

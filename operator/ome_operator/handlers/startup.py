@@ -12,8 +12,9 @@ from typing import Any
 import aiohttp.web
 import kopf
 
-from ..cluster.api import ApiError, KubeApi
+from ..cluster.api import KubeApi
 from ..cluster.credentials import kube_api
+from ..cluster.errors import ApiError
 from ..controller.configuring import ConfigSource
 from ..controller.running import Controller
 from ..core.operator_config import StartupConfigError
