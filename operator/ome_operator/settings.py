@@ -1,42 +1,133 @@
-"""How ``ome-operator run`` is started: flags, with their defaults (S1.10, S10)."""
+"""The operator's settings, in one place: the flags of ``ome-operator run`` with their defaults
+and help (S1.10, S10), and the ConfigMap that it re-reads while it runs.
+
+``RunOptions`` is the one declaration of every flag: ``add_run_flags`` builds the command line
+from its fields and ``RunOptions.from_args`` reads it back, so a default is written once. What the
+ConfigMap ``inferenceservice-config`` holds is ``core.operator_config.OperatorConfig`` (pure, it
+holds every default a decision reads); ``ConfigSource`` (``controller.configuring``) re-reads it
+every ``config_cache_ttl`` seconds from ``operator_namespace`` into each pass's snapshot.
+"""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["RunOptions", "RunOptionsError", "parse_bind_address", "run_option_problems"]
+from .core.operator_config import CONFIG_MAP_NAME, OperatorConfig
+
+__all__ = [
+    "CONFIG_MAP_NAME",
+    "OperatorConfig",
+    "RunOptions",
+    "RunOptionsError",
+    "add_run_flags",
+    "parse_bind_address",
+    "run_option_problems",
+]
 
 
 class RunOptionsError(ValueError):
     """A flag of ``ome-operator run`` that cannot work; the message names the flag and value."""
 
 
+def _flag(default: Any, help: str, *names: str, env: str | None = None, **argparse: Any) -> Any:
+    """A field that is also a flag: its names, help text, the
+    environment variable that replaces its default, and any other ``add_argument`` keywords."""
+    return field(
+        default=default,
+        metadata={"names": names, "help": help, "env": env, "argparse": argparse},
+    )
+
+
 @dataclass(frozen=True)
 class RunOptions:
-    #: Namespaces to watch; empty = every namespace.
-    namespaces: tuple[str, ...] = ()
-    #: Where the operator's own ConfigMap ``inferenceservice-config`` lives.
-    operator_namespace: str = "ome"
-    #: Prometheus metrics (``/metrics``); ``"0"`` disables them.
-    metrics_bind_address: str = ":8080"
-    #: kopf's liveness endpoint (``/healthz``); ``"0"`` disables it.
-    health_probe_bind_address: str = ":8081"
-    #: The admission webhook server (TLS): where it listens, and an extra name its managed
-    #: certificate covers.
-    webhook_port: int = 9443
-    webhook_bind_address: str = "0.0.0.0"
-    webhook_host: str | None = None
-    #: ``tls.crt`` and ``tls.key`` for the webhook (e.g. cert-manager's). Without them the
-    #: operator keeps its own certificate in ``webhook_secret`` (operator namespace) and injects
-    #: its CA bundle into the ValidatingWebhookConfiguration ``webhook_configuration``.
-    webhook_cert_dir: str | None = None
-    webhook_secret: str = "ome-webhook-server-cert"
-    webhook_configuration: str = "ome-webhook-server"
-    #: Seconds between re-reads of the operator configuration.
-    config_cache_ttl: float = 30.0
-    #: Concurrent reconciles.
-    workers: int = 4
+    """The flags of ``ome-operator run``, with their defaults."""
+
+    namespaces: tuple[str, ...] = _flag(
+        (),
+        "Watch only this namespace (repeatable); default: all namespaces",
+        "-n",
+        "--namespace",
+        action="append",
+    )
+    operator_namespace: str = _flag(
+        "ome",
+        f"Namespace of the {CONFIG_MAP_NAME} ConfigMap (and the managed webhook Secret)",
+        "--operator-namespace",
+        env="POD_NAMESPACE",
+    )
+    metrics_bind_address: str = _flag(
+        ":8080",
+        "Address of the Prometheus /metrics endpoint; 0 disables it",
+        "--metrics-bind-address",
+    )
+    health_probe_bind_address: str = _flag(
+        ":8081",
+        "Address of the /healthz liveness endpoint; 0 disables it",
+        "--health-probe-bind-address",
+    )
+    webhook_port: int = _flag(9443, "Admission webhook port", "--webhook-port", type=int)
+    webhook_bind_address: str = _flag(
+        "0.0.0.0", "Address the webhook listens on", "--webhook-bind-address"
+    )
+    webhook_host: str | None = _flag(
+        None, "An extra host name the managed certificate covers", "--webhook-host"
+    )
+    #: Without ``tls.crt`` and ``tls.key`` here the operator keeps its own certificate in
+    #: ``webhook_secret`` and injects its CA bundle into ``webhook_configuration``.
+    webhook_cert_dir: str | None = _flag(
+        None,
+        "Directory holding tls.crt and tls.key (e.g. from cert-manager); default: the "
+        "operator keeps its own certificate in a Secret and injects the CA bundle",
+        "--webhook-cert-dir",
+        env="WEBHOOK_CERT_DIR",
+    )
+    webhook_secret: str = _flag(
+        "ome-webhook-server-cert",
+        "Secret (operator namespace) holding the managed webhook certificate",
+        "--webhook-secret",
+    )
+    webhook_configuration: str = _flag(
+        "ome-webhook-server",
+        "ValidatingWebhookConfiguration whose caBundle the operator keeps",
+        "--webhook-configuration",
+    )
+    config_cache_ttl: float = _flag(
+        30.0,
+        "Seconds between re-reads of the operator configuration",
+        "--config-cache-ttl",
+        type=float,
+    )
+    workers: int = _flag(4, "Concurrent reconciles", "--workers", type=int)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RunOptions:
+        """The options ``add_run_flags``'s parser read."""
+        values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)}
+        values["namespaces"] = tuple(values["namespaces"] or ())
+        return cls(**values)
+
+
+def add_run_flags(parser: argparse.ArgumentParser) -> None:
+    """Add one flag per ``RunOptions`` field, with its default (or its environment variable's
+    value when that is set)."""
+    for option in dataclasses.fields(RunOptions):
+        meta = option.metadata
+        default = option.default
+        if meta["env"] is not None:
+            default = os.environ.get(meta["env"], default)
+        if meta["argparse"].get("action") == "append":
+            default = []
+        parser.add_argument(
+            *meta["names"],
+            dest=option.name,
+            default=default,
+            help=meta["help"],
+            **meta["argparse"],
+        )
 
 
 def parse_bind_address(

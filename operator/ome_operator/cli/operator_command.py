@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -15,7 +14,7 @@ from typing import TextIO
 from ..cluster.manifests import ManifestError, load_manifests
 from ..core.operator_config import ConfigError
 from ..models import InvalidResourceError
-from ..settings import RunOptions, parse_bind_address, run_option_problems
+from ..settings import RunOptions, add_run_flags, parse_bind_address, run_option_problems
 from .commands import Parser, UsageError, run_command
 from .render import format_report, render_report
 
@@ -26,59 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="ome-operator", description="The OME model-serving operator")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = commands.add_parser("run", help="Run the operator against the current cluster")
-    run.add_argument(
-        "-n",
-        "--namespace",
-        dest="namespaces",
-        action="append",
-        default=[],
-        help="Watch only this namespace (repeatable); default: all namespaces",
-    )
-    run.add_argument(
-        "--operator-namespace",
-        default=os.environ.get("POD_NAMESPACE", "ome"),
-        help="Namespace of the inferenceservice-config ConfigMap",
-    )
-    run.add_argument(
-        "--metrics-bind-address",
-        default=":8080",
-        help="Address of the Prometheus /metrics endpoint; 0 disables it",
-    )
-    run.add_argument(
-        "--health-probe-bind-address",
-        default=":8081",
-        help="Address of the /healthz liveness endpoint; 0 disables it",
-    )
-    run.add_argument("--webhook-port", type=int, default=9443, help="Admission webhook port")
-    run.add_argument(
-        "--webhook-bind-address", default="0.0.0.0", help="Address the webhook listens on"
-    )
-    run.add_argument(
-        "--webhook-host", default=None, help="An extra host name the managed certificate covers"
-    )
-    run.add_argument(
-        "--webhook-cert-dir",
-        default=os.environ.get("WEBHOOK_CERT_DIR"),
-        help="Directory holding tls.crt and tls.key (e.g. from cert-manager); default: the "
-        "operator keeps its own certificate in a Secret and injects the CA bundle",
-    )
-    run.add_argument(
-        "--webhook-secret",
-        default="ome-webhook-server-cert",
-        help="Secret (operator namespace) holding the managed webhook certificate",
-    )
-    run.add_argument(
-        "--webhook-configuration",
-        default="ome-webhook-server",
-        help="ValidatingWebhookConfiguration whose caBundle the operator keeps",
-    )
-    run.add_argument(
-        "--config-cache-ttl",
-        type=float,
-        default=30.0,
-        help="Seconds between re-reads of the operator configuration",
-    )
-    run.add_argument("--workers", type=int, default=4, help="Concurrent reconciles")
+    add_run_flags(run)
     run.add_argument("--log-format", choices=("json", "plain", "full"), default="json")
     run.add_argument("-v", "--verbose", action="store_true")
 
@@ -113,20 +60,7 @@ def _run(args: argparse.Namespace) -> int:
     from .. import handlers  # noqa: F401  (registers the handlers)
     from ..cluster.credentials import credentials_problem
 
-    options = RunOptions(
-        namespaces=tuple(args.namespaces),
-        operator_namespace=args.operator_namespace,
-        metrics_bind_address=args.metrics_bind_address,
-        health_probe_bind_address=args.health_probe_bind_address,
-        webhook_port=args.webhook_port,
-        webhook_bind_address=args.webhook_bind_address,
-        webhook_host=args.webhook_host,
-        webhook_cert_dir=args.webhook_cert_dir,
-        webhook_secret=args.webhook_secret,
-        webhook_configuration=args.webhook_configuration,
-        config_cache_ttl=args.config_cache_ttl,
-        workers=args.workers,
-    )
+    options = RunOptions.from_args(args)
     problems = run_option_problems(options)
     if problems:
         raise UsageError("; ".join(problems))

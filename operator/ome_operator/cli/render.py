@@ -17,7 +17,6 @@ from typing import Any
 import yaml
 
 from ..cluster.applying import with_owner
-from ..cluster.decoding import field_path, shown_value
 from ..core.admission import review_inference_service
 from ..core.model_catalog import ModelCatalog
 from ..core.operator_config import (
@@ -37,6 +36,7 @@ from ..models import (
     ServingRuntime,
     from_manifest,
 )
+from ..models.base import field_path, shown
 from ..models.limits import nesting_problem
 from ..models.resources import display_name
 
@@ -180,13 +180,13 @@ def _shape_problems(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
             continue
         if not isinstance(value, container):
             problems.append(
-                (field_path(path), f"must be {_TYPE_WORDS[container]} (got {shown_value(value)})")
+                (field_path(path), f"must be {_TYPE_WORDS[container]} (got {shown(value)})")
             )
             continue
         members = value.items() if isinstance(value, dict) else enumerate(value)
         bad = next(((k, v) for k, v in members if member and not isinstance(v, member)), None)
         if bad is not None:
-            found = shown_value(bad[1])
+            found = shown(bad[1])
             problems.append(
                 (field_path((*path, bad[0])), f"must be {_TYPE_WORDS[member]} (got {found})")
             )

@@ -32,14 +32,14 @@ import json.scanner
 import math
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
-from ome_operator.models.limits import nesting_problem
+from ome_operator.models.base import field_path, shown
 
 __all__ = [
     "MAX_DOCUMENT_NESTING",
@@ -48,9 +48,7 @@ __all__ = [
     "checked_identity",
     "checked_object",
     "decode_json",
-    "field_path",
     "json_tree",
-    "shown_value",
     "yaml_documents",
     "yaml_problem",
 ]
@@ -63,10 +61,6 @@ MAX_DOCUMENT_NESTING = 10_000
 _YAML_FRAMES, _JSON_FRAMES, _MARGIN = 3, 2, 100
 #: The integers an API server stores as integers (int64).
 _INT_RANGE = range(-(2**63), 2**63)
-#: How much of a value a message shows.
-_SHOWN_LENGTH, _SHOWN_NESTING = 80, 10
-#: A path part that reads as a field name; any other map key is shown as ``["key"]``.
-_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -145,15 +139,7 @@ def checked_identity(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _require(holds: bool, path: str, expected: str, value: Any) -> None:
     if not holds:
-        raise DocumentError(path, f"must be {expected} (got {shown_value(value)})")
-
-
-def shown_value(value: Any) -> str:
-    """``value`` as JSON for a message, cut short; a deep one only by its shape."""
-    if isinstance(value, (dict, list)) and nesting_problem(value, _SHOWN_NESTING) is not None:
-        return f"a deeply nested {'list' if isinstance(value, list) else 'object'}"
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= _SHOWN_LENGTH else text[: _SHOWN_LENGTH - 3] + "..."
+        raise DocumentError(path, f"must be {expected} (got {shown(value)})")
 
 
 def decode_json(text: str) -> Any:
@@ -257,20 +243,6 @@ def _path(loc: Any) -> str:
         loc, part = loc
         parts.append(part)
     return field_path(reversed(parts))
-
-
-def field_path(parts: Iterable[str | int]) -> str:
-    """``spec.engine.minReplicas``, ``[0]`` for a list index, ``["ome.io/x"]`` for a key that
-    is not a name; ``(root)`` for the object itself."""
-    path = ""
-    for part in parts:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif _FIELD_NAME.fullmatch(part):
-            path += f".{part}" if path else part
-        else:
-            path += f"[{json.dumps(part, ensure_ascii=False)}]"
-    return path or "(root)"
 
 
 class _Loader(yaml.SafeLoader):

@@ -34,7 +34,6 @@ from ome_operator.cluster.decoding import (
     checked_object,
     decode_json,
     json_tree,
-    shown_value,
 )
 from ome_operator.cluster.errors import ApiError, NotFound, Unreachable
 from ome_operator.cluster.objects import (
@@ -46,6 +45,7 @@ from ome_operator.cluster.objects import (
     require_namespace,
     too_many_objects,
 )
+from ome_operator.models.base import shown
 
 __all__ = ["ClusterReader", "api_client_from_flags"]
 
@@ -168,7 +168,7 @@ def _page(answer: Any) -> tuple[ObjectList, str | None]:
         ("metadata.continue", token, "a string", isinstance(token, str | None)),
     ):
         if not holds:
-            raise ReadError(f"{_ANSWER}: {path}: must be {expected} (got {shown_value(value)})")
+            raise ReadError(f"{_ANSWER}: {path}: must be {expected} (got {shown(value)})")
     found = [_object(item, f"{_ANSWER} item {n}") for n, item in enumerate(items or [], 1)]
     return found, token or None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -26,7 +26,16 @@ from pydantic_core import PydanticCustomError
 
 from .limits import nesting_problem
 
-__all__ = ["CRDModel", "IntOrString", "InvalidResourceError", "JsonDict", "ObjectMeta", "parse"]
+__all__ = [
+    "CRDModel",
+    "IntOrString",
+    "InvalidResourceError",
+    "JsonDict",
+    "ObjectMeta",
+    "field_path",
+    "parse",
+    "shown",
+]
 
 JsonDict = dict[str, Any]
 
@@ -86,28 +95,32 @@ _EXPECTED = {
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _path(loc: tuple[Any, ...]) -> str:
-    """The camelCase field path of an error: ``spec.engine.minReplicas``, ``[0]`` for a list
-    index, ``annotations["ome.io/deploymentMode"]`` for a map key that is not a name."""
+def field_path(parts: Iterable[Any]) -> str:
+    """The camelCase path of a field: ``spec.engine.minReplicas``, ``[0]`` for a list index,
+    ``annotations["ome.io/deploymentMode"]`` for a map key that is not a name, ``(root)`` for
+    the object itself. The one way every message names a field."""
     path = ""
-    for part in loc:
+    for part in parts:
         if isinstance(part, int):
             path += f"[{part}]"
         elif not _FIELD_NAME.fullmatch(str(part)):
-            path += f"[{json.dumps(str(part))}]"
+            path += f"[{json.dumps(str(part), ensure_ascii=False)}]"
         else:
             path += f".{part}" if path else str(part)
-    return path
+    return path or "(root)"
 
 
-#: Characters of a value a message shows.
-_SHOWN_LENGTH = 80
+#: Characters of a value a message shows, and the levels of a value shown by content (a
+#: deeper one is shown by its shape).
+_SHOWN_LENGTH, _SHOWN_NESTING = 80, 10
 
 
 def shown(value: Any) -> str:
     """``value`` as JSON for a message, cut short (a 1 MB string must not make a 1 MB
-    condition, event and log line)."""
-    text = json.dumps(value, default=str)
+    condition, event and log line); a deeply nested one only by its shape."""
+    if isinstance(value, dict | list) and nesting_problem(value, _SHOWN_NESTING) is not None:
+        return f"a deeply nested {'list' if isinstance(value, list) else 'object'}"
+    text = json.dumps(value, default=str, ensure_ascii=False)
     return text if len(text) <= _SHOWN_LENGTH else text[: _SHOWN_LENGTH - 3] + "..."
 
 
@@ -147,12 +160,11 @@ def parse(model: type[M], obj: Any, *, kind: str, name: str) -> M:
     object nested over the limit is refused before anything recursive reads it."""
     deep = nesting_problem(obj)
     if deep is not None:
-        raise InvalidResourceError(kind, name, ((_path(deep[0]) or "(root)", deep[1]),))
+        raise InvalidResourceError(kind, name, ((field_path(deep[0]), deep[1]),))
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
         problems = tuple(
-            (_path(error["loc"]) or "(root)", _problem(error))
-            for error in exc.errors(include_url=False)
+            (field_path(error["loc"]), _problem(error)) for error in exc.errors(include_url=False)
         )
         raise InvalidResourceError(kind, name, problems) from None

@@ -1,5 +1,5 @@
 """Builders for the admission tests (SPEC S7.2–S7.4, S16.3): the catalogs a review runs over,
-the verdicts and warning texts it gives, and ``_review``, one InferenceService review.
+the verdicts and warning texts it gives, and ``review_of``, one InferenceService review.
 
 The S7.2 table ``test_inference_service_denials_in_order`` is split by rule over the
 ``test_*`` files of this folder, one rule each; a row's id starts with its rule's place in the
@@ -29,20 +29,20 @@ AUTO = "Runtime rt will be auto-selected for model llama"
 VALID_MODES = "valid values are RawDeployment, OMENative, MultiNode, VirtualDeployment"
 
 
-def _denied(message: str, *warnings: str) -> AdmissionVerdict:
+def denied_verdict(message: str, *warnings: str) -> AdmissionVerdict:
     return AdmissionVerdict(False, message, warnings)
 
 
-def _allowed(*warnings: str) -> AdmissionVerdict:
+def allowed_verdict(*warnings: str) -> AdmissionVerdict:
     return AdmissionVerdict(True, "", warnings)
 
 
-def _typo(value: str, place: str, suggestion: str | None = None) -> str:
+def typo_message(value: str, place: str, suggestion: str | None = None) -> str:
     text = f'{MODE} "{value}" on {place} is not a deployment mode and is ignored; {VALID_MODES}'
     return text + (f"; did you mean {suggestion}?" if suggestion else "")
 
 
-def _review(
+def review_of(
     isvc: InferenceService,
     models: Sequence[ModelResource] = MODELS,
     runtimes: Sequence[ServingRuntime] = RUNTIMES,

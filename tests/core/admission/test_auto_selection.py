@@ -17,9 +17,9 @@ from tests.core.admission.reviews import (
     MODE,
     MODELS,
     RUNTIMES,
-    _allowed,
-    _denied,
-    _review,
+    allowed_verdict,
+    denied_verdict,
+    review_of,
 )
 
 NO_SUPPORT = (
@@ -37,7 +37,7 @@ ONE_CSR = ". Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped)"
             make_isvc(engine=COMPLETE),
             MODELS,
             (),
-            _allowed(),
+            allowed_verdict(),
             id="6: an engine runner image skips auto-selection",
         ),
         pytest.param(
@@ -49,35 +49,35 @@ ONE_CSR = ". Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped)"
             ),
             MODELS,
             (),
-            _allowed(),
+            allowed_verdict(),
             id="6: leader and worker runner images together skip auto-selection",
         ),
         pytest.param(
             make_isvc(engine={"leader": {"runner": {"image": "l"}}, "worker": {}}),
             MODELS,
             (),
-            _denied(NO_SUPPORT + NOT_FOUND + "default"),
+            denied_verdict(NO_SUPPORT + NOT_FOUND + "default"),
             id="6: a leader image without a worker image is not a complete runner",
         ),
         pytest.param(
             make_isvc(engine={"runner": {"image": ""}}),
             MODELS,
             (),
-            _denied(NO_SUPPORT + NOT_FOUND + "default"),
+            denied_verdict(NO_SUPPORT + NOT_FOUND + "default"),
             id="6: an empty runner image is not a complete runner",
         ),
         pytest.param(
             make_isvc(namespace="team"),
             MODELS,
             (),
-            _denied(NO_SUPPORT + NOT_FOUND + "team"),
+            denied_verdict(NO_SUPPORT + NOT_FOUND + "team"),
             id="6: auto-selection without runtimes is denied with the S2.12 message",
         ),
         pytest.param(
             make_isvc(),
             MODELS,
             [make_runtime("rt", disabled=True)],
-            _denied(
+            denied_verdict(
                 NO_SUPPORT + NOT_FOUND + "default" + ONE_CSR + ". Excluded runtimes: rt "
                 "(runtime is disabled)"
             ),
@@ -87,7 +87,7 @@ ONE_CSR = ". Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped)"
             make_isvc(),
             [make_model("llama", fmt="")],
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 NO_SUPPORT
                 + "invalid model specification: modelFormat.name: model format name is required"
             ),
@@ -97,7 +97,7 @@ ONE_CSR = ". Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped)"
             make_isvc(acceleratorSelector={"acceleratorClass": "h100"}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 NO_SUPPORT + NOT_FOUND + "default" + ONE_CSR + ". Excluded runtimes: rt "
                 "(runtime does not support the required accelerator class)"
             ),
@@ -107,14 +107,14 @@ ONE_CSR = ". Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped)"
             make_isvc(annotations={"ome.io/accelerator-class": "h100"}),
             MODELS,
             [make_runtime("rt", acceleratorRequirements={"acceleratorClasses": ["h100"]})],
-            _allowed(AUTO),
+            allowed_verdict(AUTO),
             id="6: a runtime listing the ISVC's accelerator class is selected",
         ),
         pytest.param(
             make_isvc(engine={"annotations": {MODE: "OMENative"}}),
             MODELS,
             [make_runtime("rt", engineConfig={"annotations": {MODE: "MultiNode"}})],
-            _denied(
+            denied_verdict(
                 NO_SUPPORT + NOT_FOUND + "default" + ONE_CSR + ". Excluded runtimes: rt "
                 "(runtime engine deployment mode MultiNode does not match requested engine "
                 "deployment mode OMENative)"
@@ -125,14 +125,14 @@ ONE_CSR = ". Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped)"
             make_isvc(),
             MODELS,
             RUNTIMES,
-            _allowed(AUTO),
+            allowed_verdict(AUTO),
             id="6: a successful auto-selection warns which runtime it picks",
         ),
         pytest.param(
             make_isvc(),
             [make_model("llama", fmt="gguf"), make_model("llama", cluster=False)],
             [make_runtime("rt", formats=[entry("gguf", autoSelect=True)])],
-            _denied(
+            denied_verdict(
                 NO_SUPPORT + NOT_FOUND + "default" + ONE_CSR + ". Excluded runtimes: rt "
                 "(model format 'mt:safetensors:transformers' not in supported formats: "
                 "format name mismatch (model=safetensors, runtime=gguf))"
@@ -143,13 +143,13 @@ ONE_CSR = ". Checked 1 runtimes (0 namespace-scoped, 1 cluster-scoped)"
             make_isvc(engine=None, decoder={}),
             MODELS,
             (),
-            _allowed(),
+            allowed_verdict(),
             id="6: without an engine no runtime is selected",
         ),
     ],
 )
 def test_inference_service_denials_in_order(isvc, models, runtimes, expected) -> None:
-    assert _review(isvc, models, runtimes) == expected
+    assert review_of(isvc, models, runtimes) == expected
 
 
 @pytest.mark.parametrize(

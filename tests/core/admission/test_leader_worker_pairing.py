@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from tests.builders import make_isvc
-from tests.core.admission.reviews import AUTO, MODE, MODELS, RUNTIMES, _allowed, _denied, _review
+from tests.core.admission.reviews import (
+    AUTO,
+    MODE,
+    MODELS,
+    RUNTIMES,
+    allowed_verdict,
+    denied_verdict,
+    review_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -15,7 +23,7 @@ from tests.core.admission.reviews import AUTO, MODE, MODELS, RUNTIMES, _allowed,
             make_isvc(engine={"leader": {}}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "InvalidLeaderWorkerPairing: engine declares leader without worker; "
                 "declare both or neither"
             ),
@@ -25,7 +33,7 @@ from tests.core.admission.reviews import AUTO, MODE, MODELS, RUNTIMES, _allowed,
             make_isvc(engine={"worker": {"size": 1}}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "InvalidLeaderWorkerPairing: engine declares worker without leader; "
                 "declare both or neither"
             ),
@@ -35,7 +43,7 @@ from tests.core.admission.reviews import AUTO, MODE, MODELS, RUNTIMES, _allowed,
             make_isvc(decoder={"leader": {"runner": {"image": "x"}}}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "InvalidLeaderWorkerPairing: decoder declares leader without worker; "
                 "declare both or neither"
             ),
@@ -45,7 +53,7 @@ from tests.core.admission.reviews import AUTO, MODE, MODELS, RUNTIMES, _allowed,
             make_isvc(engine={"leader": {}, "worker": {}}),
             MODELS,
             RUNTIMES,
-            _allowed(AUTO),
+            allowed_verdict(AUTO),
             id="3: an engine declaring both leader and worker passes",
         ),
         pytest.param(
@@ -55,7 +63,7 @@ from tests.core.admission.reviews import AUTO, MODE, MODELS, RUNTIMES, _allowed,
             ),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "InvalidLeaderWorkerPairing: engine declares leader without worker; "
                 "declare both or neither"
             ),
@@ -64,4 +72,4 @@ from tests.core.admission.reviews import AUTO, MODE, MODELS, RUNTIMES, _allowed,
     ],
 )
 def test_inference_service_denials_in_order(isvc, models, runtimes, expected) -> None:
-    assert _review(isvc, models, runtimes) == expected
+    assert review_of(isvc, models, runtimes) == expected

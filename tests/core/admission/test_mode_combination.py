@@ -11,10 +11,10 @@ from tests.core.admission.reviews import (
     MODE,
     MODELS,
     RUNTIMES,
-    _allowed,
-    _denied,
-    _review,
-    _typo,
+    allowed_verdict,
+    denied_verdict,
+    review_of,
+    typo_message,
 )
 
 
@@ -25,7 +25,7 @@ from tests.core.admission.reviews import (
             make_isvc(engine={"annotations": {MODE: "OMENative"}}, decoder={}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 'InvalidDeploymentModeCombination: engine deploymentMode="OMENative" does not '
                 'match decoder deploymentMode=""; when either is OMENative, both must use the '
                 "same value"
@@ -39,7 +39,7 @@ from tests.core.admission.reviews import (
             ),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 'InvalidDeploymentModeCombination: engine deploymentMode="OMENative" does not '
                 'match decoder deploymentMode="RawDeployment"; when either is OMENative, both '
                 "must use the same value"
@@ -53,11 +53,11 @@ from tests.core.admission.reviews import (
             ),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 'InvalidDeploymentModeCombination: engine deploymentMode="" does not match '
                 'decoder deploymentMode="OMENative"; when either is OMENative, both must use the '
                 "same value",
-                _typo("omenative", "spec.engine.annotations", "OMENative"),
+                typo_message("omenative", "spec.engine.annotations", "OMENative"),
             ),
             id="4: an invalid annotation value counts as no mode (OPEN-27)",
         ),
@@ -68,35 +68,35 @@ from tests.core.admission.reviews import (
             ),
             MODELS,
             RUNTIMES,
-            _allowed(AUTO),
+            allowed_verdict(AUTO),
             id="4: different modes pass when neither is OMENative",
         ),
         pytest.param(
             make_isvc(deploymentMode="OMENative", decoder={}),
             MODELS,
             RUNTIMES,
-            _allowed(AUTO),
+            allowed_verdict(AUTO),
             id="4: the same OMENative mode on both passes",
         ),
         pytest.param(
             make_isvc(engine={"leader": {}, "worker": {}}, decoder={}),
             MODELS,
             [make_runtime("rt", engineConfig={"annotations": {MODE: "OMENative"}})],
-            _allowed(AUTO),
+            allowed_verdict(AUTO),
             id="4: the runtime's mode and the leader/worker shape are not consulted",
         ),
         pytest.param(
             make_isvc(engine={"annotations": {MODE: "OMENative"}}),
             MODELS,
             RUNTIMES,
-            _allowed(AUTO),
+            allowed_verdict(AUTO),
             id="4: the combination is checked only when both engine and decoder are declared",
         ),
         pytest.param(
             make_isvc(model="missing", engine={"annotations": {MODE: "OMENative"}}, decoder={}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 'InvalidDeploymentModeCombination: engine deploymentMode="OMENative" does not '
                 'match decoder deploymentMode=""; when either is OMENative, both must use the '
                 "same value"
@@ -106,4 +106,4 @@ from tests.core.admission.reviews import (
     ],
 )
 def test_inference_service_denials_in_order(isvc, models, runtimes, expected) -> None:
-    assert _review(isvc, models, runtimes) == expected
+    assert review_of(isvc, models, runtimes) == expected

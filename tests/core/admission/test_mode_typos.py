@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ome_operator.core.admission import mode_typo_warnings
-from tests.core.admission.reviews import MODE, _typo
+from tests.core.admission.reviews import MODE, typo_message
 
 
 @pytest.mark.parametrize(
@@ -29,12 +29,12 @@ from tests.core.admission.reviews import MODE, _typo
         ),
         pytest.param(
             {MODE: "RAWDEPLOYMENT"},
-            [_typo("RAWDEPLOYMENT", "spec.engine.annotations", "RawDeployment")],
+            [typo_message("RAWDEPLOYMENT", "spec.engine.annotations", "RawDeployment")],
             id="upper case suggests RawDeployment",
         ),
         pytest.param(
             {MODE: "virtualdeployment"},
-            [_typo("virtualdeployment", "spec.engine.annotations", "VirtualDeployment")],
+            [typo_message("virtualdeployment", "spec.engine.annotations", "VirtualDeployment")],
             id="lower case suggests VirtualDeployment",
         ),
         pytest.param(
@@ -48,7 +48,7 @@ from tests.core.admission.reviews import MODE, _typo
         ),
         pytest.param(
             {MODE: " OMENative"},
-            [_typo(" OMENative", "spec.engine.annotations")],
+            [typo_message(" OMENative", "spec.engine.annotations")],
             id="a value with spaces is not a mode and suggests nothing",
         ),
     ],

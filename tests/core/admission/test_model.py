@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from tests.builders import make_isvc, make_model
-from tests.core.admission.reviews import MODELS, RUNTIMES, _allowed, _denied, _review
+from tests.core.admission.reviews import (
+    MODELS,
+    RUNTIMES,
+    allowed_verdict,
+    denied_verdict,
+    review_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -16,7 +22,7 @@ from tests.core.admission.reviews import MODELS, RUNTIMES, _allowed, _denied, _r
             make_isvc(model="missing"),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 'referenced model "missing" not found in namespace "default": ensure a BaseModel '
                 "exists in this namespace or a ClusterBaseModel exists cluster-wide with this name"
             ),
@@ -26,7 +32,7 @@ from tests.core.admission.reviews import MODELS, RUNTIMES, _allowed, _denied, _r
             make_isvc(namespace="team"),
             [make_model("llama", cluster=False, namespace="other")],
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 'referenced model "llama" not found in namespace "team": ensure a BaseModel '
                 "exists in this namespace or a ClusterBaseModel exists cluster-wide with this name"
             ),
@@ -36,14 +42,14 @@ from tests.core.admission.reviews import MODELS, RUNTIMES, _allowed, _denied, _r
             make_isvc(),
             [make_model("llama", disabled=True)],
             RUNTIMES,
-            _denied("model llama is disabled"),
+            denied_verdict("model llama is disabled"),
             id="5: a disabled model is denied",
         ),
         pytest.param(
             make_isvc(),
             [make_model("llama", distribution="Sharded")],
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "model llama uses distribution Sharded: no model cache provider is configured "
                 "for sharded model loading"
             ),
@@ -53,7 +59,7 @@ from tests.core.admission.reviews import MODELS, RUNTIMES, _allowed, _denied, _r
             make_isvc(model="missing", engine=None),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 'referenced model "missing" not found in namespace "default": ensure a BaseModel '
                 "exists in this namespace or a ClusterBaseModel exists cluster-wide with this name"
             ),
@@ -63,14 +69,14 @@ from tests.core.admission.reviews import MODELS, RUNTIMES, _allowed, _denied, _r
             make_isvc(model="llama", engine=None),
             [make_model("llama", cluster=False)],
             RUNTIMES,
-            _allowed(),
+            allowed_verdict(),
             id="5: the webhook admits a BaseModel referenced with the default kind",
         ),
         pytest.param(
             make_isvc(model="missing", runtime={"name": "gone"}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 'referenced model "missing" not found in namespace "default": ensure a BaseModel '
                 "exists in this namespace or a ClusterBaseModel exists cluster-wide with this name"
             ),
@@ -79,4 +85,4 @@ from tests.core.admission.reviews import MODELS, RUNTIMES, _allowed, _denied, _r
     ],
 )
 def test_inference_service_denials_in_order(isvc, models, runtimes, expected) -> None:
-    assert _review(isvc, models, runtimes) == expected
+    assert review_of(isvc, models, runtimes) == expected

@@ -7,7 +7,7 @@ import pytest
 
 from ome_operator.core.admission import AdmissionVerdict
 from tests.builders import make_isvc
-from tests.core.admission.reviews import AUTO, _allowed, _denied, _review
+from tests.core.admission.reviews import AUTO, allowed_verdict, denied_verdict, review_of
 
 _TOO_LONG = (
     "metadata.name must be no more than 63 characters (got {}): it is the value of the "
@@ -26,15 +26,19 @@ def _not_a_label(name: str) -> str:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        pytest.param("a" * 63, _allowed(AUTO), id="63 characters are a label value"),
-        pytest.param("a" * 64, _denied(_TOO_LONG.format(64)), id="64 characters are not"),
-        pytest.param("llama-3-70b", _allowed(AUTO), id="letters, digits and dashes"),
-        pytest.param("3b-llama", _denied(_not_a_label("3b-llama")), id="starts with a digit"),
-        pytest.param("llama.v2", _denied(_not_a_label("llama.v2")), id="a dot: no Service name"),
-        pytest.param("llama-", _denied(_not_a_label("llama-")), id="ends with a dash"),
+        pytest.param("a" * 63, allowed_verdict(AUTO), id="63 characters are a label value"),
+        pytest.param("a" * 64, denied_verdict(_TOO_LONG.format(64)), id="64 characters are not"),
+        pytest.param("llama-3-70b", allowed_verdict(AUTO), id="letters, digits and dashes"),
+        pytest.param(
+            "3b-llama", denied_verdict(_not_a_label("3b-llama")), id="starts with a digit"
+        ),
+        pytest.param(
+            "llama.v2", denied_verdict(_not_a_label("llama.v2")), id="a dot: no Service name"
+        ),
+        pytest.param("llama-", denied_verdict(_not_a_label("llama-")), id="ends with a dash"),
         pytest.param(
             "x" * 70 + ".v2",
-            _denied(_TOO_LONG.format(73)),
+            denied_verdict(_TOO_LONG.format(73)),
             id="the length is checked first",
         ),
     ],
@@ -42,8 +46,8 @@ def _not_a_label(name: str) -> str:
 def test_the_name_must_make_valid_object_names_and_label_values(
     name: str, expected: AdmissionVerdict
 ) -> None:
-    assert _review(make_isvc(name)) == expected
+    assert review_of(make_isvc(name)) == expected
 
 
 def test_the_name_is_checked_before_every_other_rule() -> None:
-    assert _review(make_isvc("3b", model=None)) == _denied(_not_a_label("3b"))
+    assert review_of(make_isvc("3b", model=None)) == denied_verdict(_not_a_label("3b"))

@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from tests.builders import make_isvc
-from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _denied, _review
+from tests.core.admission.reviews import (
+    AUTO,
+    MODELS,
+    RUNTIMES,
+    allowed_verdict,
+    denied_verdict,
+    review_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -17,28 +24,34 @@ from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _deni
             make_isvc(engine={"minAvailable": 1, "maxUnavailable": 1}),
             MODELS,
             RUNTIMES,
-            _denied("spec.engine.minAvailable and spec.engine.maxUnavailable cannot both be set"),
+            denied_verdict(
+                "spec.engine.minAvailable and spec.engine.maxUnavailable cannot both be set"
+            ),
             id="2: engine minAvailable and maxUnavailable together are denied",
         ),
         pytest.param(
             make_isvc(decoder={"minAvailable": "50%", "maxUnavailable": 0}),
             MODELS,
             RUNTIMES,
-            _denied("spec.decoder.minAvailable and spec.decoder.maxUnavailable cannot both be set"),
+            denied_verdict(
+                "spec.decoder.minAvailable and spec.decoder.maxUnavailable cannot both be set"
+            ),
             id="2: decoder minAvailable and maxUnavailable together are denied",
         ),
         pytest.param(
             make_isvc(router={"minAvailable": 0, "maxUnavailable": "0%"}),
             MODELS,
             RUNTIMES,
-            _denied("spec.router.minAvailable and spec.router.maxUnavailable cannot both be set"),
+            denied_verdict(
+                "spec.router.minAvailable and spec.router.maxUnavailable cannot both be set"
+            ),
             id="2: router minAvailable and maxUnavailable together are denied",
         ),
         pytest.param(
             make_isvc(engine={"minAvailable": -1}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "spec.engine.minAvailable must be a non-negative integer or a percentage from "
                 "0% to 100%"
             ),
@@ -48,7 +61,7 @@ from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _deni
             make_isvc(engine={"maxUnavailable": "101%"}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "spec.engine.maxUnavailable must be a non-negative integer or a percentage from "
                 "0% to 100%"
             ),
@@ -58,7 +71,7 @@ from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _deni
             make_isvc(router={"maxUnavailable": "12.5%"}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "spec.router.maxUnavailable must be a non-negative integer or a percentage from "
                 "0% to 100%"
             ),
@@ -68,7 +81,7 @@ from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _deni
             make_isvc(decoder={"minAvailable": "one"}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "spec.decoder.minAvailable must be a non-negative integer or a percentage from "
                 "0% to 100%"
             ),
@@ -78,7 +91,7 @@ from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _deni
             make_isvc(engine={"minAvailable": "-5%"}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "spec.engine.minAvailable must be a non-negative integer or a percentage from "
                 "0% to 100%"
             ),
@@ -92,7 +105,7 @@ from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _deni
             ),
             MODELS,
             RUNTIMES,
-            _allowed(AUTO),
+            allowed_verdict(AUTO),
             id="2: 0, 0% and 100% are valid PDB values",
         ),
         pytest.param(
@@ -101,7 +114,7 @@ from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _deni
             ),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "spec.engine.minAvailable must be a non-negative integer or a percentage from "
                 "0% to 100%"
             ),
@@ -111,7 +124,7 @@ from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _deni
             make_isvc(engine={"maxUnavailable": -1, "leader": {}}),
             MODELS,
             RUNTIMES,
-            _denied(
+            denied_verdict(
                 "spec.engine.maxUnavailable must be a non-negative integer or a percentage from "
                 "0% to 100%"
             ),
@@ -120,4 +133,4 @@ from tests.core.admission.reviews import AUTO, MODELS, RUNTIMES, _allowed, _deni
     ],
 )
 def test_inference_service_denials_in_order(isvc, models, runtimes, expected) -> None:
-    assert _review(isvc, models, runtimes) == expected
+    assert review_of(isvc, models, runtimes) == expected

@@ -8,7 +8,7 @@ import pytest
 from ome_operator.core.admission import AdmissionVerdict, review_serving_runtime
 from ome_operator.models import ServingRuntime
 from tests.builders import entry, make_runtime
-from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
+from tests.core.admission.reviews import MODE, allowed_verdict, denied_verdict, typo_message
 
 
 @pytest.mark.parametrize(
@@ -17,7 +17,7 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
         pytest.param(
             make_runtime(acceleratorRequirements={"acceleratorClasses": ["h100", "a100", "h200"]}),
             frozenset({"a100"}),
-            _denied(
+            denied_verdict(
                 "unknown accelerator classes referenced in AcceleratorRequirements: [h100 h200]"
             ),
             id="unknown accelerator classes are denied, in list order",
@@ -25,7 +25,7 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
         pytest.param(
             make_runtime(acceleratorRequirements={"acceleratorClasses": ["h200", "h100"]}),
             frozenset(),
-            _denied(
+            denied_verdict(
                 "unknown accelerator classes referenced in AcceleratorRequirements: [h200 h100]"
             ),
             id="the missing names keep the runtime's order, not sorted",
@@ -33,13 +33,13 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
         pytest.param(
             make_runtime(acceleratorRequirements={"acceleratorClasses": ["h100"]}),
             frozenset({"h100", "a100"}),
-            _allowed(),
+            allowed_verdict(),
             id="known accelerator classes pass",
         ),
         pytest.param(
             make_runtime(acceleratorRequirements={"acceleratorClasses": []}),
             frozenset(),
-            _allowed(),
+            allowed_verdict(),
             id="an empty class list passes",
         ),
         pytest.param(
@@ -50,7 +50,7 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 ]
             ),
             frozenset(),
-            _denied("different priorities assigned for the model format"),
+            denied_verdict("different priorities assigned for the model format"),
             id="autoSelect entries sharing a name with different priorities are denied",
         ),
         pytest.param(
@@ -61,7 +61,7 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 ]
             ),
             frozenset(),
-            _allowed(),
+            allowed_verdict(),
             id="an unset priority counts as 1",
         ),
         pytest.param(
@@ -72,7 +72,7 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 ]
             ),
             frozenset(),
-            _denied("different priorities assigned for the model format"),
+            denied_verdict("different priorities assigned for the model format"),
             id="an unset priority differs from 3",
         ),
         pytest.param(
@@ -83,7 +83,7 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 ]
             ),
             frozenset(),
-            _denied("different priorities assigned for the model format"),
+            denied_verdict("different priorities assigned for the model format"),
             id="entries with an empty or absent name form one group",
         ),
         pytest.param(
@@ -94,7 +94,7 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 ]
             ),
             frozenset(),
-            _allowed(),
+            allowed_verdict(),
             id="different names may have different priorities",
         ),
         pytest.param(
@@ -106,7 +106,7 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 ]
             ),
             frozenset(),
-            _allowed(),
+            allowed_verdict(),
             id="only autoSelect true entries are compared",
         ),
         pytest.param(
@@ -118,7 +118,9 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 ],
             ),
             frozenset(),
-            _denied("unknown accelerator classes referenced in AcceleratorRequirements: [h100]"),
+            denied_verdict(
+                "unknown accelerator classes referenced in AcceleratorRequirements: [h100]"
+            ),
             id="the accelerator-class denial comes before the priority denial",
         ),
         pytest.param(
@@ -131,7 +133,7 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 ],
             ),
             frozenset(),
-            _allowed(),
+            allowed_verdict(),
             id="a disabled runtime skips every denial",
         ),
         pytest.param(
@@ -141,7 +143,9 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 acceleratorRequirements={"acceleratorClasses": ["h100"]},
             ),
             frozenset(),
-            _denied("unknown accelerator classes referenced in AcceleratorRequirements: [h100]"),
+            denied_verdict(
+                "unknown accelerator classes referenced in AcceleratorRequirements: [h100]"
+            ),
             id="a ServingRuntime gets the same denials",
         ),
         pytest.param(
@@ -151,9 +155,9 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 routerConfig={"annotations": {MODE: "Raw"}},
             ),
             frozenset(),
-            _allowed(
-                _typo("omenative", "spec.engineConfig.annotations", "OMENative"),
-                _typo("Raw", "spec.routerConfig.annotations"),
+            allowed_verdict(
+                typo_message("omenative", "spec.engineConfig.annotations", "OMENative"),
+                typo_message("Raw", "spec.routerConfig.annotations"),
             ),
             id="runtime config annotations get typo warnings in engine, decoder, router order",
         ),
@@ -164,7 +168,9 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 engineConfig={"annotations": {MODE: "multinode"}},
             ),
             frozenset(),
-            _allowed(_typo("multinode", "spec.engineConfig.annotations", "MultiNode")),
+            allowed_verdict(
+                typo_message("multinode", "spec.engineConfig.annotations", "MultiNode")
+            ),
             id="a disabled runtime still gets typo warnings",
         ),
         pytest.param(
@@ -173,16 +179,16 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
                 engineConfig={"annotations": {MODE: "multinode"}},
             ),
             frozenset(),
-            _denied(
+            denied_verdict(
                 "unknown accelerator classes referenced in AcceleratorRequirements: [h100]",
-                _typo("multinode", "spec.engineConfig.annotations", "MultiNode"),
+                typo_message("multinode", "spec.engineConfig.annotations", "MultiNode"),
             ),
             id="a denied runtime still gets typo warnings",
         ),
         pytest.param(
             make_runtime(engineConfig={"minReplicas": 4, "maxReplicas": 2}),
             frozenset(),
-            _denied(
+            denied_verdict(
                 "spec.engineConfig.minReplicas (4) must not be greater than "
                 "spec.engineConfig.maxReplicas (2)"
             ),
@@ -191,7 +197,9 @@ from tests.core.admission.reviews import MODE, _allowed, _denied, _typo
         pytest.param(
             make_runtime(routerConfig={"maxReplicas": 2**31}),
             frozenset(),
-            _denied("spec.routerConfig.maxReplicas must be from 0 to 2147483647 (got 2147483648)"),
+            denied_verdict(
+                "spec.routerConfig.maxReplicas must be from 0 to 2147483647 (got 2147483648)"
+            ),
             id="a runtime maxReplicas beyond int32 is denied",
         ),
     ],

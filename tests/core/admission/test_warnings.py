@@ -8,7 +8,7 @@ import pytest
 from ome_operator.core.admission import AdmissionVerdict
 from ome_operator.models import InferenceService
 from tests.builders import make_isvc
-from tests.core.admission.reviews import AUTO, COMPLETE, MODE, _review, _typo
+from tests.core.admission.reviews import AUTO, COMPLETE, MODE, review_of, typo_message
 
 
 def _strategy(component: str, mode: str) -> str:
@@ -96,7 +96,7 @@ def _strategy(component: str, mode: str) -> str:
                 annotations={MODE: "omenative"},
                 engine={**COMPLETE, "deploymentStrategy": {}},
             ),
-            (_typo("omenative", "metadata.annotations", "OMENative"),),
+            (typo_message("omenative", "metadata.annotations", "OMENative"),),
             id="an invalid metadata mode gives a typo warning and no deploymentStrategy warning",
         ),
         pytest.param(
@@ -107,10 +107,10 @@ def _strategy(component: str, mode: str) -> str:
                 router={"annotations": {MODE: ""}},
             ),
             (
-                _typo("MultiNodeRayVLLM", "metadata.annotations"),
-                _typo("rawdeployment", "spec.engine.annotations", "RawDeployment"),
-                _typo("multinode", "spec.decoder.annotations", "MultiNode"),
-                _typo("", "spec.router.annotations"),
+                typo_message("MultiNodeRayVLLM", "metadata.annotations"),
+                typo_message("rawdeployment", "spec.engine.annotations", "RawDeployment"),
+                typo_message("multinode", "spec.decoder.annotations", "MultiNode"),
+                typo_message("", "spec.router.annotations"),
             ),
             id="typo warnings name each place: metadata, then engine, decoder, router",
         ),
@@ -122,11 +122,11 @@ def _strategy(component: str, mode: str) -> str:
             (
                 AUTO,
                 _strategy("engine", "OMENative"),
-                _typo("omeNative", "spec.engine.annotations", "OMENative"),
+                typo_message("omeNative", "spec.engine.annotations", "OMENative"),
             ),
             id="warnings come as selection, deploymentStrategy, then typos",
         ),
     ],
 )
 def test_inference_service_warnings(isvc: InferenceService, warnings: tuple[str, ...]) -> None:
-    assert _review(isvc) == AdmissionVerdict(True, "", warnings)
+    assert review_of(isvc) == AdmissionVerdict(True, "", warnings)

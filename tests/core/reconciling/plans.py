@@ -1,8 +1,8 @@
 """Builders for the reconcile-pass tests (SPEC S3.5–S3.7, S2.2, S2.11–S2.14, S5.5, S6, S8, S16.4,
 S10): objects as the API returns them, the conditions and log records a pass writes, and
-``_plan``, one pass of ``reconcile`` over a snapshot of runtimes, models and existing objects.
+``plan_of``, one pass of ``reconcile`` over a snapshot of runtimes, models and existing objects.
 
-Objects are named by ``(kind, name)`` (``_objects``, ``_names``); their content is pinned by
+Objects are named by ``(kind, name)`` (``objects_of``, ``names_of``); their content is pinned by
 tests/core/rendering.
 """
 
@@ -42,7 +42,7 @@ _API_VERSIONS = {
 }
 
 
-def _isvc(
+def isvc_of(
     *,
     status: dict[str, Any] | None = None,
     generation: int | None = None,
@@ -60,12 +60,12 @@ def _isvc(
     return from_manifest(manifest)
 
 
-def _annotated(mode: str, **fields: Any) -> dict[str, Any]:
+def annotated_isvc(mode: str, **fields: Any) -> dict[str, Any]:
     """A component spec (ISVC or runtime config) annotated with ``mode``."""
     return {"annotations": {MODE: mode}, **fields}
 
 
-def _object(
+def owned_object(
     kind: str,
     name: str,
     component: str = "engine",
@@ -101,7 +101,7 @@ def _available(available: tuple[str, str, str] | None) -> list[dict[str, Any]]:
     return [{"type": "Available", "status": status, "reason": reason, "message": message}]
 
 
-def _deployment(
+def deployment_of(
     component: str = "engine",
     available: tuple[str, str, str] | None = AVAILABLE,
     *,
@@ -110,13 +110,13 @@ def _deployment(
     status: dict[str, Any] = {"conditions": _available(available)}
     if observed_generation is not None:
         status["observedGeneration"] = observed_generation
-    return _object("Deployment", f"svc-{component}", component, status=status)
+    return owned_object("Deployment", f"svc-{component}", component, status=status)
 
 
-def _lws(
+def lws_of(
     component: str = "engine", available: tuple[str, str, str] | None = AVAILABLE
 ) -> dict[str, Any]:
-    return _object(
+    return owned_object(
         "LeaderWorkerSet",
         f"lws-svc-{component}",
         component,
@@ -124,29 +124,29 @@ def _lws(
     )
 
 
-def _replica(component: str = "engine", **status: Any) -> dict[str, Any]:
-    return _object("InferenceReplica", f"svc-{component}", component, status=status)
+def replica_of(component: str = "engine", **status: Any) -> dict[str, Any]:
+    return owned_object("InferenceReplica", f"svc-{component}", component, status=status)
 
 
-def _pdb(selector: dict[str, Any], component: str = "engine", **kwargs: Any) -> dict[str, Any]:
+def pdb_of(selector: dict[str, Any], component: str = "engine", **kwargs: Any) -> dict[str, Any]:
     spec = {"maxUnavailable": 1, "selector": selector}
-    return _object("PodDisruptionBudget", f"svc-{component}", component, spec=spec, **kwargs)
+    return owned_object("PodDisruptionBudget", f"svc-{component}", component, spec=spec, **kwargs)
 
 
-def _ref(kind: str, name: str) -> dict[str, Any]:
+def ref_to(kind: str, name: str) -> dict[str, Any]:
     """How a plan names an object to delete."""
     meta = {"name": name, "namespace": "default"}
     return {"apiVersion": _API_VERSIONS[kind], "kind": kind, "metadata": meta}
 
 
-def _cond(
+def condition_of(
     kind: str, status: str, reason: str = "", message: str = "", *, at: str = NOW, **extra: str
 ) -> dict[str, Any]:
     found = {"type": kind, "status": status, "reason": reason, "message": message, **extra}
     return {**{k: v for k, v in found.items() if v}, "lastTransitionTime": at}
 
 
-def _objects(
+def objects_of(
     component: str, mode: str = "RawDeployment", *, pdb: bool = True
 ) -> list[tuple[str, str]]:
     """The (kind, name) of a component's objects, in render order (S5)."""
@@ -164,10 +164,10 @@ def _objects(
 
 
 ENTRY = [("Service", "svc")]
-INGRESS = _cond("IngressReady", "True", "IngressDisabled")
+INGRESS = condition_of("IngressReady", "True", "IngressDisabled")
 
 
-def _selected(runtime: str = "rt", score: int = 2, *, cluster: bool = True) -> LogRecord:
+def selected_record(runtime: str = "rt", score: int = 2, *, cluster: bool = True) -> LogRecord:
     fields = (
         ("namespace", "default"),
         ("inferenceService", "svc"),
@@ -178,7 +178,7 @@ def _selected(runtime: str = "rt", score: int = 2, *, cluster: bool = True) -> L
     return LogRecord("info", "Selected runtime", fields)
 
 
-def _plan(
+def plan_of(
     isvc: InferenceService,
     runtimes: Sequence[ServingRuntime] = (RT,),
     models: Sequence[ModelResource] = (LLAMA,),
@@ -198,8 +198,8 @@ def _plan(
     return reconcile(isvc, snapshot)
 
 
-def _names(objects: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+def names_of(objects: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(o["kind"], o["metadata"]["name"]) for o in objects]
 
 
-NATIVE_ENGINE = _isvc(deploymentMode="OMENative")
+NATIVE_ENGINE = isvc_of(deploymentMode="OMENative")

@@ -16,16 +16,16 @@ from tests.core.reconciling.plans import (
     NATIVE_ENGINE,
     RAW_SELECTOR,
     UNAVAILABLE,
-    _annotated,
-    _deployment,
-    _isvc,
-    _lws,
-    _names,
-    _objects,
-    _pdb,
-    _plan,
-    _ref,
-    _replica,
+    annotated_isvc,
+    deployment_of,
+    isvc_of,
+    lws_of,
+    names_of,
+    objects_of,
+    pdb_of,
+    plan_of,
+    ref_to,
+    replica_of,
 )
 
 NATIVE_SELECTOR = {
@@ -41,21 +41,21 @@ NATIVE_SELECTOR = {
     ("isvc", "config", "expected"),
     [
         pytest.param(
-            _isvc(),
+            isvc_of(),
             OperatorConfig(pdb=PdbDefaults(raw_deployment=None)),
-            _objects("engine", pdb=False) + ENTRY,
+            objects_of("engine", pdb=False) + ENTRY,
             id="without a default or a field, a RawDeployment component gets no budget",
         ),
         pytest.param(
-            _isvc(deploymentMode="OMENative"),
+            isvc_of(deploymentMode="OMENative"),
             OperatorConfig(pdb=PdbDefaults(ome_native=None)),
-            _objects("engine", "OMENative", pdb=False) + ENTRY,
+            objects_of("engine", "OMENative", pdb=False) + ENTRY,
             id="without a default or a field, an OMENative component gets no budget",
         ),
         pytest.param(
-            _isvc(engine={"maxUnavailable": 1}),
+            isvc_of(engine={"maxUnavailable": 1}),
             OperatorConfig(pdb=PdbDefaults(raw_deployment=None)),
-            _objects("engine") + ENTRY,
+            objects_of("engine") + ENTRY,
             id="a component field gives a budget without a default",
         ),
     ],
@@ -63,11 +63,11 @@ NATIVE_SELECTOR = {
 def test_the_budget_follows_the_configuration(
     isvc: InferenceService, config: OperatorConfig, expected: list[tuple[str, str]]
 ) -> None:
-    assert _names(_plan(isvc, config=config).apply) == expected
+    assert names_of(plan_of(isvc, config=config).apply) == expected
 
 
-MULTINODE_ENGINE = _isvc(engine=_annotated("MultiNode"))
-NATIVE_OBJECTS = _objects("engine", "OMENative", pdb=False)
+MULTINODE_ENGINE = isvc_of(engine=annotated_isvc("MultiNode"))
+NATIVE_OBJECTS = objects_of("engine", "OMENative", pdb=False)
 
 
 @pytest.mark.parametrize(
@@ -75,57 +75,61 @@ NATIVE_OBJECTS = _objects("engine", "OMENative", pdb=False)
     [
         pytest.param(
             NATIVE_ENGINE,
-            [_deployment(), _pdb(RAW_SELECTOR)],
+            [deployment_of(), pdb_of(RAW_SELECTOR)],
             NATIVE_OBJECTS + ENTRY,
             (),
             id="the old budget keeps protecting the old pods while the new workload is not ready",
         ),
         pytest.param(
             NATIVE_ENGINE,
-            [_deployment(), _pdb(RAW_SELECTOR), _replica(readyReplicas=1, servingReplicas=1)],
-            _objects("engine", "OMENative") + ENTRY,
+            [deployment_of(), pdb_of(RAW_SELECTOR), replica_of(readyReplicas=1, servingReplicas=1)],
+            objects_of("engine", "OMENative") + ENTRY,
             (),
             id="the budget moves to the new pods once the new workload is ready",
         ),
         pytest.param(
-            _isvc(),
-            [_replica(readyReplicas=1), _pdb(NATIVE_SELECTOR), _deployment(available=UNAVAILABLE)],
-            _objects("engine", pdb=False) + ENTRY,
+            isvc_of(),
+            [
+                replica_of(readyReplicas=1),
+                pdb_of(NATIVE_SELECTOR),
+                deployment_of(available=UNAVAILABLE),
+            ],
+            objects_of("engine", pdb=False) + ENTRY,
             (),
             id="back to RawDeployment: the budget waits for the Deployment to be available",
         ),
         pytest.param(
             MULTINODE_ENGINE,
-            [_deployment(), _pdb(RAW_SELECTOR), _lws(available=None)],
-            _objects("engine", "MultiNode", pdb=False) + ENTRY,
+            [deployment_of(), pdb_of(RAW_SELECTOR), lws_of(available=None)],
+            objects_of("engine", "MultiNode", pdb=False) + ENTRY,
             (),
             id="to MultiNode: the old budget stays while the LeaderWorkerSet is not available",
         ),
         pytest.param(
             MULTINODE_ENGINE,
-            [_deployment(), _pdb(RAW_SELECTOR), _lws()],
-            _objects("engine", "MultiNode", pdb=False) + ENTRY,
-            (_ref("PodDisruptionBudget", "svc-engine"),),
+            [deployment_of(), pdb_of(RAW_SELECTOR), lws_of()],
+            objects_of("engine", "MultiNode", pdb=False) + ENTRY,
+            (ref_to("PodDisruptionBudget", "svc-engine"),),
             id="to MultiNode: the budget is deleted once the LeaderWorkerSet is available",
         ),
         pytest.param(
-            _isvc(),
-            [_deployment(available=UNAVAILABLE), _pdb(RAW_SELECTOR)],
-            _objects("engine") + ENTRY,
+            isvc_of(),
+            [deployment_of(available=UNAVAILABLE), pdb_of(RAW_SELECTOR)],
+            objects_of("engine") + ENTRY,
             (),
             id="without a mode change the budget is updated whatever the readiness",
         ),
         pytest.param(
-            _isvc(),
-            [_deployment(available=UNAVAILABLE), _pdb({"matchLabels": {"edited": "by-hand"}})],
-            _objects("engine") + ENTRY,
+            isvc_of(),
+            [deployment_of(available=UNAVAILABLE), pdb_of({"matchLabels": {"edited": "by-hand"}})],
+            objects_of("engine") + ENTRY,
             (),
             id="without a mode change a hand-edited selector is reset at once",
         ),
         pytest.param(
-            _isvc(decoder={}, router=_annotated("MultiNode"), deploymentMode="OMENative"),
-            [_deployment(), _pdb(RAW_SELECTOR)],
-            NATIVE_OBJECTS + _objects("decoder", "OMENative"),
+            isvc_of(decoder={}, router=annotated_isvc("MultiNode"), deploymentMode="OMENative"),
+            [deployment_of(), pdb_of(RAW_SELECTOR)],
+            NATIVE_OBJECTS + objects_of("decoder", "OMENative"),
             (),
             id="the old budget is kept in a pass that fails on a later component",
         ),
@@ -137,8 +141,8 @@ def test_the_budget_across_a_mode_change(
     applied: list[tuple[str, str]],
     deleted: tuple[dict[str, Any], ...],
 ) -> None:
-    plan = _plan(isvc, existing=existing)
-    assert (_names(plan.apply), plan.delete) == (applied, deleted)
+    plan = plan_of(isvc, existing=existing)
+    assert (names_of(plan.apply), plan.delete) == (applied, deleted)
 
 
 @pytest.mark.parametrize(
@@ -153,19 +157,19 @@ def test_the_budget_across_a_mode_change(
 )
 def test_a_budget_the_mode_no_longer_gets_is_deleted(available: tuple[str, str, str]) -> None:
     config = OperatorConfig(pdb=PdbDefaults(raw_deployment=None))
-    existing = [_deployment(available=available), _pdb(RAW_SELECTOR)]
-    plan = _plan(_isvc(), existing=existing, config=config)
-    assert (_names(plan.apply), plan.delete) == (
-        _objects("engine", pdb=False) + ENTRY,
-        (_ref("PodDisruptionBudget", "svc-engine"),),
+    existing = [deployment_of(available=available), pdb_of(RAW_SELECTOR)]
+    plan = plan_of(isvc_of(), existing=existing, config=config)
+    assert (names_of(plan.apply), plan.delete) == (
+        objects_of("engine", pdb=False) + ENTRY,
+        (ref_to("PodDisruptionBudget", "svc-engine"),),
     )
 
 
 def test_a_budget_moved_to_the_new_pods_carries_the_new_selector() -> None:
-    existing = [_pdb(RAW_SELECTOR), _replica(readyReplicas=1, servingReplicas=1)]
+    existing = [pdb_of(RAW_SELECTOR), replica_of(readyReplicas=1, servingReplicas=1)]
     budget = next(
         o
-        for o in _plan(NATIVE_ENGINE, existing=existing).apply
+        for o in plan_of(NATIVE_ENGINE, existing=existing).apply
         if o["kind"] == "PodDisruptionBudget"
     )
     assert budget["spec"]["selector"] == NATIVE_SELECTOR

@@ -13,13 +13,13 @@ from tests.builders import make_runtime
 from tests.core.reconciling.plans import (
     RAW_SELECTOR,
     RT,
-    _annotated,
-    _isvc,
-    _names,
-    _objects,
-    _pdb,
-    _plan,
-    _selected,
+    annotated_isvc,
+    isvc_of,
+    names_of,
+    objects_of,
+    pdb_of,
+    plan_of,
+    selected_record,
 )
 
 
@@ -33,32 +33,32 @@ def _failed(component: str, error: str) -> LogRecord:
     return LogRecord("error", "Failed to reconcile component", fields)
 
 
-ROUTER_MULTINODE = make_runtime("rt", routerConfig=_annotated("MultiNode"))
+ROUTER_MULTINODE = make_runtime("rt", routerConfig=annotated_isvc("MultiNode"))
 
 
 @pytest.mark.parametrize(
     ("isvc", "runtimes", "lws", "applied", "log", "errors"),
     [
         pytest.param(
-            _isvc(decoder={}, router={}),
+            isvc_of(decoder={}, router={}),
             (ROUTER_MULTINODE,),
             True,
-            _objects("engine") + _objects("decoder"),
+            objects_of("engine") + objects_of("decoder"),
             _failed("router", "invalid deployment mode for router"),
             (("router", "invalid_deployment_mode"),),
             id="a runtime's MultiNode router fails the router; engine and decoder are applied",
         ),
         pytest.param(
-            _isvc(router=_annotated("VirtualDeployment")),
+            isvc_of(router=annotated_isvc("VirtualDeployment")),
             (RT,),
             True,
-            _objects("engine"),
+            objects_of("engine"),
             _failed("router", "invalid deployment mode for router"),
             (("router", "invalid_deployment_mode"),),
             id="a router annotated VirtualDeployment fails with the router text",
         ),
         pytest.param(
-            _isvc(engine=_annotated("VirtualDeployment"), decoder={}),
+            isvc_of(engine=annotated_isvc("VirtualDeployment"), decoder={}),
             (RT,),
             True,
             [],
@@ -67,16 +67,16 @@ ROUTER_MULTINODE = make_runtime("rt", routerConfig=_annotated("MultiNode"))
             id="an engine annotated VirtualDeployment fails and nothing is applied",
         ),
         pytest.param(
-            _isvc(decoder=_annotated("VirtualDeployment"), router={}),
+            isvc_of(decoder=annotated_isvc("VirtualDeployment"), router={}),
             (RT,),
             True,
-            _objects("engine"),
+            objects_of("engine"),
             _failed("decoder", "invalid deployment mode for decoder"),
             (("decoder", "invalid_deployment_mode"),),
             id="a decoder failure keeps the router from being applied too",
         ),
         pytest.param(
-            _isvc(engine=_annotated("MultiNode")),
+            isvc_of(engine=annotated_isvc("MultiNode")),
             (RT,),
             False,
             [],
@@ -87,10 +87,10 @@ ROUTER_MULTINODE = make_runtime("rt", routerConfig=_annotated("MultiNode"))
             id="MultiNode without the LeaderWorkerSet CRD fails the component",
         ),
         pytest.param(
-            _isvc(decoder=_annotated("MultiNode")),
+            isvc_of(decoder=annotated_isvc("MultiNode")),
             (RT,),
             False,
-            _objects("engine"),
+            objects_of("engine"),
             _failed(
                 "decoder", "the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed"
             ),
@@ -107,10 +107,10 @@ def test_a_component_failure(
     log: LogRecord,
     errors: tuple[tuple[str, str], ...],
 ) -> None:
-    plan = _plan(isvc, runtimes, lws=lws)
+    plan = plan_of(isvc, runtimes, lws=lws)
     assert (
         plan.outcome,
-        _names(plan.apply),
+        names_of(plan.apply),
         plan.delete,
         plan.status,
         plan.events,
@@ -122,20 +122,20 @@ def test_a_component_failure(
         (),
         None,
         (),
-        (_selected(), log),
+        (selected_record(), log),
         Decisions(selection=("selected", "cluster"), component_errors=errors),
     )
 
 
 def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
-    runtime = make_runtime("rt", engineConfig=_annotated("OMENative"))
-    isvc = _isvc(
-        runtime={"name": "rt"}, deploymentMode="RawDeployment", router=_annotated("MultiNode")
+    runtime = make_runtime("rt", engineConfig=annotated_isvc("OMENative"))
+    isvc = isvc_of(
+        runtime={"name": "rt"}, deploymentMode="RawDeployment", router=annotated_isvc("MultiNode")
     )
-    plan = _plan(isvc, (runtime,))
-    assert (plan.outcome, _names(plan.apply), plan.events, plan.status, plan.decisions) == (
+    plan = plan_of(isvc, (runtime,))
+    assert (plan.outcome, names_of(plan.apply), plan.events, plan.status, plan.decisions) == (
         Outcome.ERROR,
-        _objects("engine", "OMENative"),
+        objects_of("engine", "OMENative"),
         (),
         None,
         Decisions(named="advisory", component_errors=(("router", "invalid_deployment_mode"),)),
@@ -146,9 +146,9 @@ def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
     ("isvc", "runtimes", "existing", "applied", "component", "prefix", "reason"),
     [
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (RT,),
-            [_pdb(RAW_SELECTOR, owner=None)],
+            [pdb_of(RAW_SELECTOR, owner=None)],
             [],
             "engine",
             "failed to preflight engine PodDisruptionBudget",
@@ -156,9 +156,9 @@ def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
             id="a PodDisruptionBudget under the engine's name not created by OME fails the engine",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (RT,),
-            [_pdb(RAW_SELECTOR, owner="another")],
+            [pdb_of(RAW_SELECTOR, owner="another")],
             [],
             "engine",
             "failed to preflight engine PodDisruptionBudget",
@@ -166,17 +166,17 @@ def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
             id="a PodDisruptionBudget controlled by another InferenceService is not OME's",
         ),
         pytest.param(
-            _isvc(decoder={}),
+            isvc_of(decoder={}),
             (RT,),
-            [_pdb({"matchLabels": {"app": "svc-decoder"}}, "decoder", owner=None)],
-            _objects("engine"),
+            [pdb_of({"matchLabels": {"app": "svc-decoder"}}, "decoder", owner=None)],
+            objects_of("engine"),
             "decoder",
             "failed to preflight decoder PodDisruptionBudget",
             "pdb",
             id="a foreign PodDisruptionBudget under the decoder's name fails the decoder",
         ),
         pytest.param(
-            _isvc(engine={"maxUnavailable": 1}),
+            isvc_of(engine={"maxUnavailable": 1}),
             (make_runtime("rt", engineConfig={"minAvailable": 1}),),
             [],
             [],
@@ -186,7 +186,7 @@ def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
             id="a runtime budget field and the other ISVC field fail the component",
         ),
         pytest.param(
-            _isvc(engine={"runner": {"image": "vllm:{{.Name"}}),
+            isvc_of(engine={"runner": {"image": "vllm:{{.Name"}}),
             (RT,),
             [],
             [],
@@ -206,12 +206,12 @@ def test_a_component_failure_with_an_error_prefix(
     prefix: str,
     reason: str,
 ) -> None:
-    plan = _plan(isvc, runtimes, existing=existing)
+    plan = plan_of(isvc, runtimes, existing=existing)
     *logs, failure = plan.logs
     *fields, (error_key, error) = failure.fields
     assert (
         plan.outcome,
-        _names(plan.apply),
+        names_of(plan.apply),
         plan.status,
         plan.events,
         logs,
@@ -225,7 +225,7 @@ def test_a_component_failure_with_an_error_prefix(
         applied,
         None,
         (),
-        [_selected()],
+        [selected_record()],
         "Failed to reconcile component",
         [("component", component), ("namespace", "default"), ("inferenceService", "svc")],
         "error",

@@ -16,111 +16,117 @@ from tests.core.reconciling.plans import (
     INGRESS,
     RT,
     UNAVAILABLE,
-    _annotated,
-    _cond,
-    _deployment,
-    _isvc,
-    _lws,
-    _plan,
-    _replica,
+    annotated_isvc,
+    condition_of,
+    deployment_of,
+    isvc_of,
+    lws_of,
+    plan_of,
+    replica_of,
 )
 
-ENGINE_INITIALIZING = _cond("EngineReady", "False", "Initializing", "engine component initializing")
-READY_INITIALIZING = _cond("Ready", "False", "Initializing", "engine component initializing")
+ENGINE_INITIALIZING = condition_of(
+    "EngineReady", "False", "Initializing", "engine component initializing"
+)
+READY_INITIALIZING = condition_of("Ready", "False", "Initializing", "engine component initializing")
 
 
 @pytest.mark.parametrize(
     ("isvc", "existing", "expected"),
     [
         pytest.param(
-            _isvc(),
+            isvc_of(),
             [],
             [ENGINE_INITIALIZING, INGRESS, READY_INITIALIZING],
             id="before the Deployment exists the engine is Initializing and Ready copies it",
         ),
         pytest.param(
-            _isvc(),
-            [_deployment(available=None)],
+            isvc_of(),
+            [deployment_of(available=None)],
             [ENGINE_INITIALIZING, INGRESS, READY_INITIALIZING],
             id="before the Deployment reports Available the engine is Initializing",
         ),
         pytest.param(
-            _isvc(),
-            [_deployment()],
-            [_cond("EngineReady", *AVAILABLE), INGRESS, _cond("Ready", "True")],
+            isvc_of(),
+            [deployment_of()],
+            [condition_of("EngineReady", *AVAILABLE), INGRESS, condition_of("Ready", "True")],
             id="EngineReady mirrors an Available Deployment and Ready is True",
         ),
         pytest.param(
-            _isvc(),
-            [_deployment(available=UNAVAILABLE)],
+            isvc_of(),
+            [deployment_of(available=UNAVAILABLE)],
             [
-                _cond("EngineReady", *UNAVAILABLE),
+                condition_of("EngineReady", *UNAVAILABLE),
                 INGRESS,
-                _cond("Ready", "False", *UNAVAILABLE[1:]),
+                condition_of("Ready", "False", *UNAVAILABLE[1:]),
             ],
             id="EngineReady mirrors an unavailable Deployment and Ready copies its reason",
         ),
         pytest.param(
-            _isvc(decoder={}, router={}),
-            [_deployment()],
+            isvc_of(decoder={}, router={}),
+            [deployment_of()],
             [
-                _cond("DecoderReady", "False", "Initializing", "decoder component initializing"),
-                _cond("EngineReady", *AVAILABLE),
+                condition_of(
+                    "DecoderReady", "False", "Initializing", "decoder component initializing"
+                ),
+                condition_of("EngineReady", *AVAILABLE),
                 INGRESS,
-                _cond("Ready", "True"),
-                _cond("RouterReady", "False", "Initializing", "router component initializing"),
+                condition_of("Ready", "True"),
+                condition_of(
+                    "RouterReady", "False", "Initializing", "router component initializing"
+                ),
             ],
             id="Ready does not wait for the decoder or the router",
         ),
         pytest.param(
-            _isvc(engine=_annotated("MultiNode")),
-            [_lws(available=UNAVAILABLE)],
+            isvc_of(engine=annotated_isvc("MultiNode")),
+            [lws_of(available=UNAVAILABLE)],
             [
-                _cond("EngineReady", *UNAVAILABLE),
+                condition_of("EngineReady", *UNAVAILABLE),
                 INGRESS,
-                _cond("Ready", "False", *UNAVAILABLE[1:]),
+                condition_of("Ready", "False", *UNAVAILABLE[1:]),
             ],
             id="a MultiNode engine mirrors the LeaderWorkerSet's Available",
         ),
         pytest.param(
-            _isvc(engine=_annotated("MultiNode")),
-            [_deployment()],
+            isvc_of(engine=annotated_isvc("MultiNode")),
+            [deployment_of()],
             [ENGINE_INITIALIZING, INGRESS, READY_INITIALIZING],
             id="after a mode change the old workload does not count",
         ),
         pytest.param(
-            _isvc(
+            isvc_of(
                 status={
                     "conditions": [
-                        _cond("DecoderReady", "True", at=EARLIER),
-                        _cond("EngineReady", "False", "Initializing", "x", at=EARLIER),
-                        _cond("IngressReady", "True", "IngressDisabled", at=EARLIER),
-                        _cond("Ready", "False", "Initializing", "x", at=EARLIER),
+                        condition_of("DecoderReady", "True", at=EARLIER),
+                        condition_of("EngineReady", "False", "Initializing", "x", at=EARLIER),
+                        condition_of("IngressReady", "True", "IngressDisabled", at=EARLIER),
+                        condition_of("Ready", "False", "Initializing", "x", at=EARLIER),
                     ]
                 }
             ),
-            [_deployment()],
+            [deployment_of()],
             [
-                _cond("EngineReady", *AVAILABLE),
-                _cond("IngressReady", "True", "IngressDisabled", at=EARLIER),
-                _cond("Ready", "True"),
+                condition_of("EngineReady", *AVAILABLE),
+                condition_of("IngressReady", "True", "IngressDisabled", at=EARLIER),
+                condition_of("Ready", "True"),
             ],
             id="transition times move only for changed statuses; an undeclared decoder's is gone",
         ),
         pytest.param(
-            _isvc(
+            isvc_of(
                 status={
                     "conditions": [
-                        _cond("EngineReady", "False", "Initializing", "x", at=EARLIER),
-                        _cond("Ready", "False", "Initializing", "x", at=EARLIER),
+                        condition_of("EngineReady", "False", "Initializing", "x", at=EARLIER),
+                        condition_of("Ready", "False", "Initializing", "x", at=EARLIER),
                     ]
                 }
             ),
-            [_deployment(available=UNAVAILABLE)],
+            [deployment_of(available=UNAVAILABLE)],
             [
-                _cond("EngineReady", *UNAVAILABLE, at=EARLIER),
+                condition_of("EngineReady", *UNAVAILABLE, at=EARLIER),
                 INGRESS,
-                _cond("Ready", "False", *UNAVAILABLE[1:], at=EARLIER),
+                condition_of("Ready", "False", *UNAVAILABLE[1:], at=EARLIER),
             ],
             id="a new reason with the same status keeps the transition time",
         ),
@@ -129,11 +135,11 @@ READY_INITIALIZING = _cond("Ready", "False", "Initializing", "engine component i
 def test_the_conditions_of_a_pass(
     isvc: InferenceService, existing: list[dict[str, Any]], expected: list[dict[str, Any]]
 ) -> None:
-    assert _plan(isvc, existing=existing).status["conditions"] == expected
+    assert plan_of(isvc, existing=existing).status["conditions"] == expected
 
 
 def _native(**engine: Any) -> InferenceService:
-    return _isvc(deploymentMode="OMENative", engine=engine)
+    return isvc_of(deploymentMode="OMENative", engine=engine)
 
 
 @pytest.mark.parametrize(
@@ -142,7 +148,7 @@ def _native(**engine: Any) -> InferenceService:
         pytest.param(
             _native(minReplicas=2),
             (RT,),
-            _replica(replicas=2, readyReplicas=2, servingReplicas=2),
+            replica_of(replicas=2, readyReplicas=2, servingReplicas=2),
             ("True", "Ready", "All Instances are Ready"),
             id="Ready when every desired Instance is ready",
         ),
@@ -152,7 +158,7 @@ def _native(**engine: Any) -> InferenceService:
                 lifecycle={"updateStrategy": {"rollingUpdate": {"maxUnavailable": 1}}},
             ),
             (RT,),
-            _replica(replicas=2, readyReplicas=1, servingReplicas=1),
+            replica_of(replicas=2, readyReplicas=1, servingReplicas=1),
             ("True", "MinimumAvailable", "1/2 Instances serving (min 1)"),
             id="MinimumAvailable counts the ISVC lifecycle's maxUnavailable",
         ),
@@ -168,21 +174,21 @@ def _native(**engine: Any) -> InferenceService:
                     },
                 ),
             ),
-            _replica(replicas=2, readyReplicas=1, servingReplicas=1),
+            replica_of(replicas=2, readyReplicas=1, servingReplicas=1),
             ("True", "MinimumAvailable", "1/2 Instances serving (min 1)"),
             id="a runtime's lifecycle reaches the component through the merge",
         ),
         pytest.param(
             _native(minReplicas=2),
             (RT,),
-            _replica(replicas=2, readyReplicas=1, servingReplicas=1),
+            replica_of(replicas=2, readyReplicas=1, servingReplicas=1),
             ("False", "InsufficientAvailable", "1/2 Instances serving, need 2"),
             id="InsufficientAvailable below the minimum",
         ),
         pytest.param(
             _native(minReplicas=0),
             (RT,),
-            _replica(replicas=1, readyReplicas=1, servingReplicas=1),
+            replica_of(replicas=1, readyReplicas=1, servingReplicas=1),
             ("True", "Ready", "All Instances are Ready"),
             id="minReplicas 0 still desires one Instance",
         ),
@@ -194,5 +200,5 @@ def test_an_omenative_engine_condition(
     replica: dict[str, Any],
     expected: tuple[str, str, str],
 ) -> None:
-    conditions = _plan(isvc, runtimes, existing=[replica]).status["conditions"]
-    assert find_condition(conditions, "EngineReady") == _cond("EngineReady", *expected)
+    conditions = plan_of(isvc, runtimes, existing=[replica]).status["conditions"]
+    assert find_condition(conditions, "EngineReady") == condition_of("EngineReady", *expected)

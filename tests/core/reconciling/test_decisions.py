@@ -8,7 +8,7 @@ import pytest
 from ome_operator.core.reconciling import Decisions, Outcome
 from ome_operator.models import InferenceService, ModelResource, ServingRuntime
 from tests.builders import entry, make_model, make_runtime
-from tests.core.reconciling.plans import LLAMA, RT, _annotated, _isvc, _plan
+from tests.core.reconciling.plans import LLAMA, RT, annotated_isvc, isvc_of, plan_of
 
 
 def test_the_outcomes_are_spelled_as_the_metric_labels() -> None:
@@ -19,7 +19,7 @@ def test_the_outcomes_are_spelled_as_the_metric_labels() -> None:
     ("isvc", "runtimes", "models", "expected"),
     [
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (RT, make_runtime("off", disabled=True), make_runtime("big", size_range=("1B", "2B"))),
             (make_model("llama", modelParameterSize="7B"),),
             Decisions(
@@ -30,21 +30,21 @@ def test_the_outcomes_are_spelled_as_the_metric_labels() -> None:
             id="auto-selection records its outcome, scope and each exclusion's check",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (make_runtime("local", cluster=False),),
             (LLAMA,),
             Decisions(selection=("selected", "namespaced"), modes=(("engine", "RawDeployment"),)),
             id="a ServingRuntime is the namespaced scope",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (make_runtime("rt", formats=[entry()]),),
             (LLAMA,),
             Decisions(selection=("no_runtime", "none"), runtime_unresolved=True),
             id="a runtime that supports the model but does not qualify is not an exclusion",
         ),
         pytest.param(
-            _isvc(deploymentMode="OMENative", decoder={}, router=_annotated("RawDeployment")),
+            isvc_of(deploymentMode="OMENative", decoder={}, router=annotated_isvc("RawDeployment")),
             (RT,),
             (LLAMA,),
             Decisions(
@@ -58,8 +58,8 @@ def test_the_outcomes_are_spelled_as_the_metric_labels() -> None:
             id="each declared component's resolved mode is recorded in reconcile order",
         ),
         pytest.param(
-            _isvc(runtime={"name": "rt"}, deploymentMode="RawDeployment"),
-            (make_runtime("rt", engineConfig=_annotated("OMENative")),),
+            isvc_of(runtime={"name": "rt"}, deploymentMode="RawDeployment"),
+            (make_runtime("rt", engineConfig=annotated_isvc("OMENative")),),
             (LLAMA,),
             Decisions(named="advisory", modes=(("engine", "OMENative"),)),
             id="a named runtime used despite an advisory records advisory",
@@ -72,4 +72,4 @@ def test_the_decisions_of_a_pass(
     models: tuple[ModelResource, ...],
     expected: Decisions,
 ) -> None:
-    assert _plan(isvc, runtimes, models).decisions == expected
+    assert plan_of(isvc, runtimes, models).decisions == expected

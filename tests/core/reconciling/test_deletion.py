@@ -10,7 +10,7 @@ import pytest
 from ome_operator.core.reconciling import Outcome, ReconcilePlan
 from ome_operator.models import InferenceService, ServingRuntime, from_manifest
 from tests.builders import isvc_manifest
-from tests.core.reconciling.plans import MODE, RT, _deployment, _plan
+from tests.core.reconciling.plans import MODE, RT, deployment_of, plan_of
 
 
 def _deleting(**kwargs: Any) -> InferenceService:
@@ -26,7 +26,7 @@ def _deleting(**kwargs: Any) -> InferenceService:
         pytest.param(
             _deleting(),
             (RT,),
-            [_deployment(observed_generation=1)],
+            [deployment_of(observed_generation=1)],
             id="its workloads still there: nothing patched, no status",
         ),
         pytest.param(_deleting(), (), [], id="no runtime: no RuntimeNotFound event"),
@@ -41,4 +41,4 @@ def _deleting(**kwargs: Any) -> InferenceService:
 def test_an_inference_service_being_deleted_is_never_reconciled(
     isvc: InferenceService, runtimes: tuple[ServingRuntime, ...], existing: list[dict[str, Any]]
 ) -> None:
-    assert _plan(isvc, runtimes, existing=existing) == ReconcilePlan(Outcome.PARKED)
+    assert plan_of(isvc, runtimes, existing=existing) == ReconcilePlan(Outcome.PARKED)

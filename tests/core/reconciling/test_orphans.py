@@ -10,12 +10,12 @@ import pytest
 from ome_operator.models import InferenceService
 from tests.core.reconciling.plans import (
     NATIVE_ENGINE,
-    _deployment,
-    _isvc,
-    _object,
-    _plan,
-    _ref,
-    _replica,
+    deployment_of,
+    isvc_of,
+    owned_object,
+    plan_of,
+    ref_to,
+    replica_of,
 )
 
 
@@ -28,42 +28,42 @@ def _without_component_label(obj: dict[str, Any]) -> dict[str, Any]:
     ("isvc", "existing", "deleted"),
     [
         pytest.param(
-            _isvc(),
+            isvc_of(),
             [
-                _deployment("decoder"),
-                _object("Service", "svc-decoder", "decoder"),
-                _object("Service", "svc-router", "router"),
-                _replica("router"),
+                deployment_of("decoder"),
+                owned_object("Service", "svc-decoder", "decoder"),
+                owned_object("Service", "svc-router", "router"),
+                replica_of("router"),
             ],
             (
-                _ref("Deployment", "svc-decoder"),
-                _ref("InferenceReplica", "svc-router"),
-                _ref("Service", "svc-decoder"),
-                _ref("Service", "svc-router"),
+                ref_to("Deployment", "svc-decoder"),
+                ref_to("InferenceReplica", "svc-router"),
+                ref_to("Service", "svc-decoder"),
+                ref_to("Service", "svc-router"),
             ),
             id="owned objects of components no longer declared are deleted",
         ),
         pytest.param(
             NATIVE_ENGINE,
-            [_deployment(), _object("Service", "svc-engine")],
+            [deployment_of(), owned_object("Service", "svc-engine")],
             (),
             id="the old workload of a still-declared component is not an orphan",
         ),
         pytest.param(
-            _isvc(),
-            [_object("Service", "svc-decoder", "decoder", owner=None)],
+            isvc_of(),
+            [owned_object("Service", "svc-decoder", "decoder", owner=None)],
             (),
             id="an object not owned by the InferenceService is never deleted",
         ),
         pytest.param(
-            _isvc(),
-            [_object("Service", "svc-decoder", "decoder", isvc="other")],
+            isvc_of(),
+            [owned_object("Service", "svc-decoder", "decoder", isvc="other")],
             (),
             id="an object labelled for another InferenceService is not deleted",
         ),
         pytest.param(
-            _isvc(),
-            [_without_component_label(_object("Service", "svc-extra"))],
+            isvc_of(),
+            [_without_component_label(owned_object("Service", "svc-extra"))],
             (),
             id="an owned object without a component label is not an orphan",
         ),
@@ -72,4 +72,4 @@ def _without_component_label(obj: dict[str, Any]) -> dict[str, Any]:
 def test_orphans(
     isvc: InferenceService, existing: list[dict[str, Any]], deleted: tuple[dict[str, Any], ...]
 ) -> None:
-    assert _plan(isvc, existing=existing).delete == deleted
+    assert plan_of(isvc, existing=existing).delete == deleted

@@ -11,7 +11,7 @@ from ome_operator.core.conditions import find_condition
 from ome_operator.core.reconciling import Decisions, Event, Outcome, ReconcilePlan
 from ome_operator.models import InferenceService, ServingRuntime
 from tests.builders import make_runtime
-from tests.core.reconciling.plans import EARLIER, NOW, RT, _cond, _isvc, _plan
+from tests.core.reconciling.plans import EARLIER, NOW, RT, condition_of, isvc_of, plan_of
 
 NO_RUNTIME = "no runtime found to support model safetensors with format safetensors in namespace "
 
@@ -22,9 +22,9 @@ NO_RUNTIME_DISABLED = (
 )
 SERVING = {
     "conditions": [
-        _cond("EngineReady", "True", at=EARLIER),
-        _cond("IngressReady", "True", "IngressDisabled", at=EARLIER),
-        _cond("Ready", "True", at=EARLIER),
+        condition_of("EngineReady", "True", at=EARLIER),
+        condition_of("IngressReady", "True", "IngressDisabled", at=EARLIER),
+        condition_of("Ready", "True", at=EARLIER),
     ],
     "url": "http://svc.default.svc.cluster.local:8080",
     "observedGeneration": 2,
@@ -33,7 +33,7 @@ SERVING = {
 
 def _runtime_ready(message: str, *, at: str = NOW, status: str = "False") -> dict[str, Any]:
     reason = "RuntimeNotFound" if status == "False" else "RuntimeResolved"
-    return _cond("RuntimeReady", status, reason, message, at=at, severity="Info")
+    return condition_of("RuntimeReady", status, reason, message, at=at, severity="Info")
 
 
 def _not_found_event(message: str) -> tuple[Event, ...]:
@@ -47,7 +47,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
     ("isvc", "runtimes", "expected"),
     [
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (make_runtime("rt", disabled=True),),
             ReconcilePlan(
                 Outcome.PARKED,
@@ -62,7 +62,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
             id="auto-selection finding nothing: RuntimeReady False with the S2.12 text, an event",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (),
             ReconcilePlan(
                 Outcome.PARKED,
@@ -73,7 +73,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
             id="with no runtime at all the S2.12 text ends after the namespace",
         ),
         pytest.param(
-            _isvc(runtime={"name": "nope"}),
+            isvc_of(runtime={"name": "nope"}),
             (RT,),
             ReconcilePlan(
                 Outcome.PARKED,
@@ -84,7 +84,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
             id="a missing named runtime: RuntimeReady False with the S2.13.2 text and an event",
         ),
         pytest.param(
-            _isvc(model=None, runtime={"name": "nope"}),
+            isvc_of(model=None, runtime={"name": "nope"}),
             (RT,),
             ReconcilePlan(
                 Outcome.PARKED,
@@ -95,7 +95,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
             id="a missing named runtime is RuntimeNotFound without spec.model too",
         ),
         pytest.param(
-            _isvc(runtime={"name": "rt", "kind": "ServingRuntime"}),
+            isvc_of(runtime={"name": "rt", "kind": "ServingRuntime"}),
             (RT,),
             ReconcilePlan(
                 Outcome.PARKED,
@@ -110,7 +110,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
             id="kind ServingRuntime looks only in the namespace and says so",
         ),
         pytest.param(
-            _isvc(runtime={"name": "nope"}, status=SERVING),
+            isvc_of(runtime={"name": "nope"}, status=SERVING),
             (RT,),
             ReconcilePlan(
                 Outcome.PARKED,
@@ -124,7 +124,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
             id="only RuntimeReady is written: Ready and the rest of the status keep their values",
         ),
         pytest.param(
-            _isvc(
+            isvc_of(
                 runtime={"name": "nope"},
                 status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]},
             ),
@@ -137,7 +137,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
             id="no event again while RuntimeReady is already False with the same message",
         ),
         pytest.param(
-            _isvc(
+            isvc_of(
                 runtime={"name": "nope"},
                 status={"conditions": [_runtime_ready("an older text", at=EARLIER)]},
             ),
@@ -151,7 +151,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
             id="a new message is an event again but not a transition",
         ),
         pytest.param(
-            _isvc(
+            isvc_of(
                 runtime={"name": "nope"},
                 status={"conditions": [_runtime_ready("", status="True", at=EARLIER)]},
             ),
@@ -169,19 +169,19 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
 def test_runtime_not_found(
     isvc: InferenceService, runtimes: tuple[ServingRuntime, ...], expected: ReconcilePlan
 ) -> None:
-    assert _plan(isvc, runtimes) == expected
+    assert plan_of(isvc, runtimes) == expected
 
 
 @pytest.mark.parametrize(
     ("isvc", "expected"),
     [
         pytest.param(
-            _isvc(status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]}),
+            isvc_of(status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]}),
             _runtime_ready("", status="True"),
             id="a resolved runtime turns RuntimeReady True, RuntimeResolved, with no message",
         ),
         pytest.param(
-            _isvc(
+            isvc_of(
                 runtime={"name": "rt"},
                 status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]},
             ),
@@ -189,17 +189,17 @@ def test_runtime_not_found(
             id="a named runtime that now exists resolves RuntimeReady too",
         ),
         pytest.param(
-            _isvc(status={"conditions": [_runtime_ready("", status="True", at=EARLIER)]}),
+            isvc_of(status={"conditions": [_runtime_ready("", status="True", at=EARLIER)]}),
             _runtime_ready("", status="True", at=EARLIER),
             id="a RuntimeReady already True keeps its transition time",
         ),
         pytest.param(
-            _isvc(status=SERVING),
+            isvc_of(status=SERVING),
             None,
             id="RuntimeReady is not added when it never existed",
         ),
     ],
 )
 def test_runtime_resolved(isvc: InferenceService, expected: dict[str, Any] | None) -> None:
-    plan = _plan(isvc)
+    plan = plan_of(isvc)
     assert find_condition(plan.status["conditions"], "RuntimeReady") == expected

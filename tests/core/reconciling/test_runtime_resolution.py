@@ -13,7 +13,7 @@ import yaml
 from ome_operator.core.reconciling import Decisions, Event, LogRecord, Outcome, ReconcilePlan
 from ome_operator.models import InferenceService, ModelResource, ServingRuntime, from_manifest
 from tests.builders import entry, make_model, make_runtime
-from tests.core.reconciling.plans import LLAMA, RT, _deployment, _isvc, _plan, _selected
+from tests.core.reconciling.plans import LLAMA, RT, deployment_of, isvc_of, plan_of, selected_record
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[3] / "manifests" / "samples"
 
@@ -35,19 +35,19 @@ def _sample(name: str, **changes: Any) -> Any:
     ("isvc", "runtimes", "message"),
     [
         pytest.param(
-            _isvc(runtime={"name": "rt"}),
+            isvc_of(runtime={"name": "rt"}),
             (make_runtime("rt", disabled=True),),
             "cluster-scoped runtime rt is disabled",
             id="a disabled named ClusterServingRuntime: RuntimeValidationError",
         ),
         pytest.param(
-            _isvc(runtime={"name": "rt", "kind": "ServingRuntime"}),
+            isvc_of(runtime={"name": "rt", "kind": "ServingRuntime"}),
             (make_runtime("rt", cluster=False, disabled=True),),
             "namespace-scoped runtime rt is disabled",
             id="a disabled named ServingRuntime: RuntimeValidationError",
         ),
         pytest.param(
-            _isvc(model=None, runtime={"name": "rt"}),
+            isvc_of(model=None, runtime={"name": "rt"}),
             (make_runtime("rt", disabled=True),),
             "cluster-scoped runtime rt is disabled",
             id="a disabled named runtime is refused without spec.model too",
@@ -57,7 +57,7 @@ def _sample(name: str, **changes: Any) -> Any:
 def test_a_disabled_named_runtime(
     isvc: InferenceService, runtimes: tuple[ServingRuntime, ...], message: str
 ) -> None:
-    assert _plan(isvc, runtimes, existing=[_deployment()]) == ReconcilePlan(
+    assert plan_of(isvc, runtimes, existing=[deployment_of()]) == ReconcilePlan(
         Outcome.PARKED,
         events=(Event("Warning", "RuntimeValidationError", message),),
         decisions=Decisions(named="disabled"),
@@ -102,7 +102,7 @@ def _seed_isvc(**runtime: Any) -> InferenceService:
             id="an explicit autoSync true keeps the advisory event",
         ),
         pytest.param(
-            _isvc(runtime={"name": "rt"}),
+            isvc_of(runtime={"name": "rt"}),
             (RT,),
             (LLAMA,),
             (),
@@ -110,7 +110,7 @@ def _seed_isvc(**runtime: Any) -> InferenceService:
             id="a named runtime that supports the model gives no event",
         ),
         pytest.param(
-            _isvc(model=None, runtime={"name": "other"}),
+            isvc_of(model=None, runtime={"name": "other"}),
             (make_runtime("other", formats=[entry("gguf", "llama.cpp")]),),
             (),
             (),
@@ -118,7 +118,7 @@ def _seed_isvc(**runtime: Any) -> InferenceService:
             id="without spec.model a named runtime is not checked against any model",
         ),
         pytest.param(
-            _isvc(runtime={"name": "rt"}),
+            isvc_of(runtime={"name": "rt"}),
             (make_runtime("rt", formats=[entry(autoSelect=False)]),),
             (LLAMA,),
             (),
@@ -134,7 +134,7 @@ def test_a_named_runtime_is_used(
     events: tuple[Event, ...],
     named: str,
 ) -> None:
-    plan = _plan(isvc, runtimes, models)
+    plan = plan_of(isvc, runtimes, models)
     assert (plan.outcome, plan.events, plan.logs, plan.decisions.named) == (
         Outcome.SUCCESS,
         events,
@@ -154,25 +154,25 @@ def test_a_named_runtime_is_used(
         pytest.param(
             (RT,),
             (LLAMA,),
-            _selected("rt", 2, cluster=True),
+            selected_record("rt", 2, cluster=True),
             id="the log names the runtime, its score and isCluster true for a CSR",
         ),
         pytest.param(
             (RT, make_runtime("local", cluster=False)),
             (LLAMA,),
-            _selected("local", 2, cluster=False),
+            selected_record("local", 2, cluster=False),
             id="a ServingRuntime in the namespace is logged with isCluster false",
         ),
         pytest.param(
             (make_runtime("rt", formats=[entry(autoSelect=True, priority=3)]),),
             (LLAMA,),
-            _selected("rt", 6, cluster=True),
+            selected_record("rt", 6, cluster=True),
             id="the logged score is the ranking score",
         ),
         pytest.param(
             (RT, make_runtime("gguf", formats=[entry("gguf", autoSelect=True)])),
             (LLAMA, make_model("llama", cluster=False, fmt="gguf")),
-            _selected("gguf", 2, cluster=True),
+            selected_record("gguf", 2, cluster=True),
             id="a BaseModel of the same name supplies the data for kind ClusterBaseModel",
         ),
     ],
@@ -180,5 +180,5 @@ def test_a_named_runtime_is_used(
 def test_the_selected_runtime_is_logged(
     runtimes: tuple[ServingRuntime, ...], models: tuple[ModelResource, ...], log: LogRecord
 ) -> None:
-    plan = _plan(_isvc(), runtimes, models)
+    plan = plan_of(isvc_of(), runtimes, models)
     assert (plan.outcome, plan.events, plan.logs) == (Outcome.SUCCESS, (), (log,))

@@ -9,7 +9,15 @@ import pytest
 
 from ome_operator.models import InferenceService, ServingRuntime
 from tests.builders import make_runtime
-from tests.core.reconciling.plans import RT, _annotated, _deployment, _isvc, _lws, _plan, _replica
+from tests.core.reconciling.plans import (
+    RT,
+    annotated_isvc,
+    deployment_of,
+    isvc_of,
+    lws_of,
+    plan_of,
+    replica_of,
+)
 
 RAW_TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "svc-engine"}
 NATIVE_TARGET = {"apiVersion": "ome.io/v1beta1", "kind": "InferenceReplica", "name": "svc-engine"}
@@ -32,7 +40,7 @@ REPLICA_STATUS = {
     ("isvc", "runtimes", "existing", "expected"),
     [
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (RT,),
             [],
             {
@@ -45,9 +53,9 @@ REPLICA_STATUS = {
             id="a RawDeployment component has its Deployment as scale target and no URL yet",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (RT,),
-            [_deployment()],
+            [deployment_of()],
             {
                 "engine": {
                     "deploymentMode": "RawDeployment",
@@ -59,7 +67,7 @@ REPLICA_STATUS = {
             id="the component URL appears once the component is ready",
         ),
         pytest.param(
-            _isvc(deploymentMode="OMENative"),
+            isvc_of(deploymentMode="OMENative"),
             (RT,),
             [],
             {
@@ -73,9 +81,9 @@ REPLICA_STATUS = {
             id="an OMENative component targets its InferenceReplica and has an empty lifecycle",
         ),
         pytest.param(
-            _isvc(deploymentMode="OMENative"),
+            isvc_of(deploymentMode="OMENative"),
             (RT,),
-            [_replica(**REPLICA_STATUS)],
+            [replica_of(**REPLICA_STATUS)],
             {
                 "engine": {
                     "deploymentMode": "OMENative",
@@ -98,9 +106,9 @@ REPLICA_STATUS = {
             id="an OMENative lifecycle mirrors the InferenceReplica's counts and conditions",
         ),
         pytest.param(
-            _isvc(engine={"worker": {"size": 2}}),
+            isvc_of(engine={"worker": {"size": 2}}),
             (RT,),
-            [_replica(**REPLICA_STATUS)],
+            [replica_of(**REPLICA_STATUS)],
             {
                 "engine": {
                     "deploymentMode": "OMENative",
@@ -123,9 +131,9 @@ REPLICA_STATUS = {
             id="a leader/worker shape is recorded as the mode source",
         ),
         pytest.param(
-            _isvc(),
-            (make_runtime("rt", engineConfig=_annotated("MultiNode")),),
-            [_lws()],
+            isvc_of(),
+            (make_runtime("rt", engineConfig=annotated_isvc("MultiNode")),),
+            [lws_of()],
             {
                 "engine": {
                     "deploymentMode": "MultiNode",
@@ -136,7 +144,7 @@ REPLICA_STATUS = {
             id="a MultiNode component has no scale target; the runtime annotation is its source",
         ),
         pytest.param(
-            _isvc(decoder={}, router=_annotated("OMENative"), deploymentMode="RawDeployment"),
+            isvc_of(decoder={}, router=annotated_isvc("OMENative"), deploymentMode="RawDeployment"),
             (RT,),
             [],
             {
@@ -167,32 +175,32 @@ def test_the_component_status(
     existing: list[dict[str, Any]],
     expected: dict[str, Any],
 ) -> None:
-    assert _plan(isvc, runtimes, existing=existing).status["components"] == expected
+    assert plan_of(isvc, runtimes, existing=existing).status["components"] == expected
 
 
 @pytest.mark.parametrize(
     ("isvc", "runtimes", "expected"),
     [
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (RT,),
             {"kind": "ClusterServingRuntime", "name": "rt", "selection": "Selected"},
             id="an auto-selected ClusterServingRuntime is recorded as Selected",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (make_runtime("local", cluster=False),),
             {"kind": "ServingRuntime", "name": "local", "selection": "Selected"},
             id="an auto-selected ServingRuntime is recorded with its kind",
         ),
         pytest.param(
-            _isvc(runtime={"name": "rt"}),
+            isvc_of(runtime={"name": "rt"}),
             (RT,),
             {"kind": "ClusterServingRuntime", "name": "rt", "selection": "Explicit"},
             id="a named runtime is recorded as Explicit",
         ),
         pytest.param(
-            _isvc(runtime={"name": "local"}),
+            isvc_of(runtime={"name": "local"}),
             (make_runtime("local", cluster=False),),
             {"kind": "ServingRuntime", "name": "local", "selection": "Explicit"},
             id="a default-kind name found as a ServingRuntime is recorded as a ServingRuntime",
@@ -202,32 +210,34 @@ def test_the_component_status(
 def test_the_runtime_status(
     isvc: InferenceService, runtimes: tuple[ServingRuntime, ...], expected: dict[str, str]
 ) -> None:
-    assert _plan(isvc, runtimes).status["runtime"] == expected
+    assert plan_of(isvc, runtimes).status["runtime"] == expected
 
 
 @pytest.mark.parametrize(
     ("isvc", "existing", "expected"),
     [
         pytest.param(
-            _isvc(generation=2),
-            [_deployment(observed_generation=4)],
+            isvc_of(generation=2),
+            [deployment_of(observed_generation=4)],
             2,
             id="observedGeneration is the InferenceService generation, not the Deployment's",
         ),
         pytest.param(
-            _isvc(generation=5, deploymentMode="OMENative", decoder=_annotated("RawDeployment")),
-            [_replica(observedGeneration=9), _deployment("decoder", observed_generation=1)],
+            isvc_of(
+                generation=5, deploymentMode="OMENative", decoder=annotated_isvc("RawDeployment")
+            ),
+            [replica_of(observedGeneration=9), deployment_of("decoder", observed_generation=1)],
             5,
             id="every mode sets it",
         ),
         pytest.param(
-            _isvc(generation=1, status={"observedGeneration": 3}),
+            isvc_of(generation=1, status={"observedGeneration": 3}),
             [],
             1,
             id="it is set before any workload exists",
         ),
         pytest.param(
-            _isvc(status={"observedGeneration": 3}),
+            isvc_of(status={"observedGeneration": 3}),
             [],
             None,
             id="a manifest without a generation removes an old value",
@@ -237,4 +247,4 @@ def test_the_runtime_status(
 def test_the_observed_generation(
     isvc: InferenceService, existing: list[dict[str, Any]], expected: int | None
 ) -> None:
-    assert _plan(isvc, existing=existing).status.get("observedGeneration") == expected
+    assert plan_of(isvc, existing=existing).status.get("observedGeneration") == expected

@@ -12,7 +12,7 @@ from ome_operator.core.operator_config import OperatorConfig, parse_operator_con
 from ome_operator.core.reconciling import Decisions, Event, LogRecord, Outcome, ReconcilePlan
 from ome_operator.models import InferenceService, ModelResource
 from tests.builders import make_model
-from tests.core.reconciling.plans import CONFIG, LLAMA, _cond, _isvc, _plan
+from tests.core.reconciling.plans import CONFIG, LLAMA, condition_of, isvc_of, plan_of
 
 MODEL_FORMAT_REQUIRED = (
     "Failed to find runtime for model llama: invalid model specification: modelFormat.name: "
@@ -35,7 +35,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
     [
         # S3.7 / OPEN-11
         pytest.param(
-            _isvc(engine=None, decoder={}, router={}),
+            isvc_of(engine=None, decoder={}, router={}),
             (LLAMA,),
             CONFIG,
             ReconcilePlan(
@@ -46,7 +46,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
         ),
         # S2.14
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (),
             CONFIG,
             ReconcilePlan(
@@ -62,7 +62,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             id="a missing ClusterBaseModel is only logged: no event, no status, no workload",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (make_model("llama", cluster=False),),
             CONFIG,
             ReconcilePlan(
@@ -78,7 +78,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             id="a BaseModel does not stand in for a missing ClusterBaseModel",
         ),
         pytest.param(
-            _isvc(model_kind="BaseModel"),
+            isvc_of(model_kind="BaseModel"),
             (LLAMA,),
             CONFIG,
             ReconcilePlan(
@@ -94,7 +94,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             id="a missing BaseModel is only logged, even when a ClusterBaseModel has its name",
         ),
         pytest.param(
-            _isvc(model_kind="BaseModel"),
+            isvc_of(model_kind="BaseModel"),
             (make_model("llama", cluster=False, namespace="other"),),
             CONFIG,
             ReconcilePlan(
@@ -110,7 +110,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             id="a BaseModel in another namespace is not found",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (make_model("llama", disabled=True),),
             CONFIG,
             ReconcilePlan(
@@ -124,7 +124,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             id="a disabled ClusterBaseModel: a ModelReconcileError event and no workload",
         ),
         pytest.param(
-            _isvc(model_kind="BaseModel"),
+            isvc_of(model_kind="BaseModel"),
             (make_model("llama", cluster=False, disabled=True),),
             CONFIG,
             ReconcilePlan(
@@ -139,7 +139,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
         ),
         # S1.10
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (LLAMA,),
             parse_operator_config({"deploy": '{"replicas": {"defaultMinReplicas": 0}}'}),
             ReconcilePlan(
@@ -151,14 +151,14 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             id="a replicas value below 1 stalls the reconcile with the exact log, no event",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (LLAMA,),
             parse_operator_config({"deploy": '{"replicas": {"defaultMinReplicas": "1"}}'}),
             ReconcilePlan(Outcome.ERROR, logs=(_log("unable to parse deploy config json"),)),
             id="an unparsable deploy entry stalls the reconcile with the exact log, no event",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (LLAMA,),
             parse_operator_config({"podDisruptionBudget": '{"rawDeployment": {}}'}),
             ReconcilePlan(
@@ -175,7 +175,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
         ),
         # S7.2.1
         pytest.param(
-            _isvc(model=None),
+            isvc_of(model=None),
             (LLAMA,),
             CONFIG,
             ReconcilePlan(
@@ -186,7 +186,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
         ),
         # S2.2 / OPEN-33
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (make_model("llama", fmt=""),),
             CONFIG,
             ReconcilePlan(
@@ -197,7 +197,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             id="a model without a format name: RuntimeSelectionError, retried, no status",
         ),
         pytest.param(
-            _isvc(),
+            isvc_of(),
             (make_model("llama", distribution="Sharded"),),
             CONFIG,
             ReconcilePlan(
@@ -208,7 +208,7 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             id="a Sharded model: RuntimeSelectionError, retried, no status",
         ),
         pytest.param(
-            _isvc(runtime={"name": "rt"}),
+            isvc_of(runtime={"name": "rt"}),
             (make_model("llama", distribution="Sharded"),),
             CONFIG,
             ReconcilePlan(
@@ -218,10 +218,12 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             id="a Sharded model fails a named runtime too",
         ),
         pytest.param(
-            _isvc(
+            isvc_of(
                 status={
                     "conditions": [
-                        _cond("RuntimeReady", "False", "RuntimeNotFound", "x", severity="Info")
+                        condition_of(
+                            "RuntimeReady", "False", "RuntimeNotFound", "x", severity="Info"
+                        )
                     ]
                 }
             ),
@@ -242,4 +244,4 @@ def test_a_pass_that_stops_before_any_workload(
     config: OperatorConfig,
     expected: ReconcilePlan,
 ) -> None:
-    assert _plan(isvc, models=models, config=config) == expected
+    assert plan_of(isvc, models=models, config=config) == expected

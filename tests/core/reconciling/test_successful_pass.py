@@ -15,24 +15,24 @@ from tests.core.reconciling.plans import (
     AVAILABLE,
     ENTRY,
     INGRESS,
-    _annotated,
-    _cond,
-    _deployment,
-    _isvc,
-    _names,
-    _objects,
-    _plan,
-    _selected,
+    annotated_isvc,
+    condition_of,
+    deployment_of,
+    isvc_of,
+    names_of,
+    objects_of,
+    plan_of,
+    selected_record,
 )
 
 
 def test_a_successful_pass_applies_the_workload_and_writes_the_whole_status() -> None:
-    plan = _plan(_isvc(generation=3), existing=[_deployment(observed_generation=3)])
+    plan = plan_of(isvc_of(generation=3), existing=[deployment_of(observed_generation=3)])
     url = "http://svc.default.svc.cluster.local:8080"
-    engine_ready = _cond("EngineReady", *AVAILABLE)
+    engine_ready = condition_of("EngineReady", *AVAILABLE)
     assert (
         plan.outcome,
-        _names(plan.apply),
+        names_of(plan.apply),
         plan.delete,
         plan.status,
         plan.events,
@@ -40,10 +40,10 @@ def test_a_successful_pass_applies_the_workload_and_writes_the_whole_status() ->
         plan.decisions,
     ) == (
         Outcome.SUCCESS,
-        _objects("engine") + ENTRY,
+        objects_of("engine") + ENTRY,
         (),
         {
-            "conditions": [engine_ready, INGRESS, _cond("Ready", "True")],
+            "conditions": [engine_ready, INGRESS, condition_of("Ready", "True")],
             "url": url,
             "address": {"url": url},
             "components": {
@@ -62,7 +62,7 @@ def test_a_successful_pass_applies_the_workload_and_writes_the_whole_status() ->
             "observedGeneration": 3,
         },
         (),
-        (_selected(),),
+        (selected_record(),),
         Decisions(selection=("selected", "cluster"), modes=(("engine", "RawDeployment"),)),
     )
 
@@ -71,23 +71,23 @@ def test_a_successful_pass_applies_the_workload_and_writes_the_whole_status() ->
     ("isvc", "expected"),
     [
         pytest.param(
-            _isvc(decoder={}, router={}),
-            _objects("engine") + _objects("decoder") + _objects("router") + ENTRY,
+            isvc_of(decoder={}, router={}),
+            objects_of("engine") + objects_of("decoder") + objects_of("router") + ENTRY,
             id="components are applied engine, decoder, router, then the entry Service",
         ),
         pytest.param(
-            _isvc(router={}, deploymentMode="OMENative"),
-            _objects("engine", "OMENative") + _objects("router", "OMENative") + ENTRY,
+            isvc_of(router={}, deploymentMode="OMENative"),
+            objects_of("engine", "OMENative") + objects_of("router", "OMENative") + ENTRY,
             id="each component's objects follow its mode",
         ),
         pytest.param(
-            _isvc(engine=_annotated("MultiNode")),
-            _objects("engine", "MultiNode", pdb=False) + ENTRY,
+            isvc_of(engine=annotated_isvc("MultiNode")),
+            objects_of("engine", "MultiNode", pdb=False) + ENTRY,
             id="a MultiNode component gets no PodDisruptionBudget",
         ),
         pytest.param(
-            _isvc(engine={"minAvailable": 0}),
-            _objects("engine") + ENTRY,
+            isvc_of(engine={"minAvailable": 0}),
+            objects_of("engine") + ENTRY,
             id="minAvailable 0 still creates a PodDisruptionBudget",
         ),
     ],
@@ -95,20 +95,20 @@ def test_a_successful_pass_applies_the_workload_and_writes_the_whole_status() ->
 def test_the_objects_of_a_pass_in_order(
     isvc: InferenceService, expected: list[tuple[str, str]]
 ) -> None:
-    assert _names(_plan(isvc).apply) == expected
+    assert names_of(plan_of(isvc).apply) == expected
 
 
 @pytest.mark.parametrize(
     ("isvc", "front"),
     [
-        pytest.param(_isvc(), {"app": "svc-engine"}, id="the entry Service fronts the engine"),
+        pytest.param(isvc_of(), {"app": "svc-engine"}, id="the entry Service fronts the engine"),
         pytest.param(
-            _isvc(decoder={}),
+            isvc_of(decoder={}),
             {"app": "svc-engine"},
             id="a decoder does not take the entry Service from the engine",
         ),
         pytest.param(
-            _isvc(decoder={}, router={}),
+            isvc_of(decoder={}, router={}),
             {"app": "svc-router"},
             id="the entry Service fronts the router when one is declared",
         ),
@@ -117,5 +117,5 @@ def test_the_objects_of_a_pass_in_order(
 def test_the_entry_service_fronts_the_router_else_the_engine(
     isvc: InferenceService, front: dict[str, str]
 ) -> None:
-    entry_service = _plan(isvc).apply[-1]
-    assert (_names([entry_service]), entry_service["spec"]["selector"]) == (ENTRY, front)
+    entry_service = plan_of(isvc).apply[-1]
+    assert (names_of([entry_service]), entry_service["spec"]["selector"]) == (ENTRY, front)

@@ -15,16 +15,16 @@ from tests.core.reconciling.plans import (
     EARLIER,
     ENTRY,
     MODE,
-    _cond,
-    _deployment,
-    _isvc,
-    _names,
-    _objects,
-    _plan,
+    condition_of,
+    deployment_of,
+    isvc_of,
+    names_of,
+    objects_of,
+    plan_of,
 )
 
 VIRTUAL = {MODE: "VirtualDeployment"}
-VIRTUAL_READY = _cond(
+VIRTUAL_READY = condition_of(
     "Ready", "True", "VirtualDeployment", "InferenceService is in VirtualDeployment mode"
 )
 VIRTUAL_URL = "http://svc.default.svc.cluster.local"
@@ -34,7 +34,7 @@ VIRTUAL_URL = "http://svc.default.svc.cluster.local"
     ("isvc", "config", "existing", "expected"),
     [
         pytest.param(
-            _isvc(annotations=VIRTUAL),
+            isvc_of(annotations=VIRTUAL),
             CONFIG,
             [],
             ReconcilePlan(
@@ -43,7 +43,7 @@ VIRTUAL_URL = "http://svc.default.svc.cluster.local"
             id="the URL is the cluster-local host and Ready is True, nothing else is written",
         ),
         pytest.param(
-            _isvc(annotations=VIRTUAL),
+            isvc_of(annotations=VIRTUAL),
             OperatorConfig(cluster_domain="example.org"),
             [],
             ReconcilePlan(
@@ -53,7 +53,7 @@ VIRTUAL_URL = "http://svc.default.svc.cluster.local"
             id="the URL uses the configured cluster domain",
         ),
         pytest.param(
-            _isvc(annotations=VIRTUAL, model="missing", runtime={"name": "missing"}),
+            isvc_of(annotations=VIRTUAL, model="missing", runtime={"name": "missing"}),
             CONFIG,
             [],
             ReconcilePlan(
@@ -62,7 +62,7 @@ VIRTUAL_URL = "http://svc.default.svc.cluster.local"
             id="no model or runtime is looked up",
         ),
         pytest.param(
-            _isvc(annotations=VIRTUAL, engine=None),
+            isvc_of(annotations=VIRTUAL, engine=None),
             CONFIG,
             [],
             ReconcilePlan(
@@ -71,7 +71,7 @@ VIRTUAL_URL = "http://svc.default.svc.cluster.local"
             id="no engine is required",
         ),
         pytest.param(
-            _isvc(annotations=VIRTUAL),
+            isvc_of(annotations=VIRTUAL),
             parse_operator_config({"deploy": "{"}),
             [],
             ReconcilePlan(
@@ -80,21 +80,21 @@ VIRTUAL_URL = "http://svc.default.svc.cluster.local"
             id="a configuration problem does not stall it",
         ),
         pytest.param(
-            _isvc(annotations=VIRTUAL),
+            isvc_of(annotations=VIRTUAL),
             CONFIG,
-            [_deployment(), _deployment("decoder")],
+            [deployment_of(), deployment_of("decoder")],
             ReconcilePlan(
                 Outcome.SUCCESS, status={"url": VIRTUAL_URL, "conditions": [VIRTUAL_READY]}
             ),
             id="existing workloads are left alone, undeclared components included",
         ),
         pytest.param(
-            _isvc(
+            isvc_of(
                 annotations=VIRTUAL,
                 status={
                     "conditions": [
-                        _cond("EngineReady", "True", at=EARLIER),
-                        _cond("Ready", "True", at=EARLIER),
+                        condition_of("EngineReady", "True", at=EARLIER),
+                        condition_of("Ready", "True", at=EARLIER),
                     ],
                     "url": "http://old",
                 },
@@ -106,8 +106,8 @@ VIRTUAL_URL = "http://svc.default.svc.cluster.local"
                 status={
                     "url": VIRTUAL_URL,
                     "conditions": [
-                        _cond("EngineReady", "True", at=EARLIER),
-                        _cond(
+                        condition_of("EngineReady", "True", at=EARLIER),
+                        condition_of(
                             "Ready",
                             "True",
                             "VirtualDeployment",
@@ -127,9 +127,9 @@ def test_virtual_deployment(
     existing: list[dict[str, Any]],
     expected: ReconcilePlan,
 ) -> None:
-    assert _plan(isvc, existing=existing, config=config) == expected
+    assert plan_of(isvc, existing=existing, config=config) == expected
 
 
 def test_virtual_deployment_only_counts_as_the_exact_value() -> None:
-    plan = _plan(_isvc(annotations={MODE: "virtualdeployment"}))
-    assert (plan.outcome, _names(plan.apply)) == (Outcome.SUCCESS, _objects("engine") + ENTRY)
+    plan = plan_of(isvc_of(annotations={MODE: "virtualdeployment"}))
+    assert (plan.outcome, names_of(plan.apply)) == (Outcome.SUCCESS, objects_of("engine") + ENTRY)
