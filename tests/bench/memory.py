@@ -74,7 +74,7 @@ STARTED: list[subprocess.Popen[Any]] = []
 OPERATOR = (
     "import gc, signal, sys\n"
     "signal.signal(signal.SIGUSR2, lambda *_: gc.collect())\n"
-    "from ome_operator.cli.operator_command import main\n"
+    "from ome_operator.operator_command import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 

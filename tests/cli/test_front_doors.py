@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ome_operator.cli import operator_command
+from ome_operator import operator_command
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent

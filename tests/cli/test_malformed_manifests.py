@@ -8,8 +8,8 @@ import io
 
 import pytest
 
+from ome_operator import operator_command
 from ome_operator.cli import main as kubectl_ome
-from ome_operator.cli import operator_command
 from ome_operator.cli.commands import Parser, run_command
 from tests.builders import isvc_manifest
 

@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ome_operator import operator_command
 from ome_operator.cli import main as kubectl_ome
-from ome_operator.cli import operator_command
 from tests.fuzz.mutations import NOW, fuzz, manifest_sets, manifest_text
 
 Main = Callable[..., int]

@@ -33,7 +33,7 @@ async def test_ome_operator_run_serves_and_stops_cleanly(kube, kubeconfig) -> No
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "ome_operator.cli.operator_command",
+        "ome_operator.operator_command",
         "run",
         "--metrics-bind-address",
         f"127.0.0.1:{metrics}",

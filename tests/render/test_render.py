@@ -16,7 +16,7 @@ import pathlib
 import pytest
 import yaml
 
-from ome_operator.cli.operator_command import main
+from ome_operator.operator_command import main
 
 CASES = pathlib.Path(__file__).resolve().parent / "cases"
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "manifests" / "samples"

@@ -29,14 +29,13 @@ from .queue import Backoff, WorkQueue
 from .snapshot import Caches, snapshot_for
 from .store import InferenceServiceStore
 from .watches import InferenceServiceFeed, Watched, Watches, object_key
+from .workers import Workers
 from .writing import OwnerGoing, PlanWriter, identity_of, now
 
 __all__ = ["MALFORMED", "Controller"]
 
 #: Reason of the Warning event on a runtime, model or accelerator class that does not parse.
 MALFORMED = "MalformedResource"
-#: Seconds stop() gives the passes under way to finish their writes.
-DRAIN_SECONDS = 10.0
 
 logger = logging.getLogger("ome_operator.controller")
 
@@ -55,13 +54,11 @@ class Controller:
     workers: int = 4
     store: InferenceServiceStore = field(default_factory=InferenceServiceStore)
     _queue: WorkQueue | None = None
+    #: The worker tasks, from start() on.
+    passes: Workers | None = None
     #: Namespaces the API server answered NamespaceTerminating for: their InferenceServices are
     #: not reconciled again (their deletion events follow); forgotten with the last of them.
     _terminating: set[str] = field(default_factory=set)
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    #: Workers in the middle of a pass, and whether stop() has begun.
-    _passing: set[Any] = field(default_factory=set)
-    _stopping: bool = False
     _loop: asyncio.AbstractEventLoop | None = None
 
     # -- feeding -----------------------------------------------------------------------------
@@ -140,23 +137,20 @@ class Controller:
             namespaces,
             retry_delay=self.backoff.delay,
         )
-        if not self._tasks:
-            self._tasks = [asyncio.create_task(self._work()) for _ in range(self.workers)]
+        if self.passes is None:
+            self.passes = Workers(
+                self.queue,
+                lambda key: self.process(key),  # looked up per pass
+                what="InferenceService",
+                fields=lambda key: {"namespace": key[0], "inferenceService": key[1]},
+                logger=logger,
+            )
+            self.passes.start(self.workers, self.watches.synced)
 
     async def stop(self) -> None:
-        """Stop taking keys, let the passes under way finish (up to ``DRAIN_SECONDS``: a pass
-        cut between its writes leaves them half done for the next operator), then stop."""
-        self._stopping = True
-        passing = [task for task in self._tasks if task in self._passing]
-        idle = [task for task in self._tasks if task not in self._passing]
-        for task in idle:
-            task.cancel()
-        if passing:
-            await asyncio.wait(passing, timeout=DRAIN_SECONDS)
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks = []
+        """Let the passes under way finish (``workers.DRAIN_SECONDS``), then stop watching."""
+        if self.passes is not None:
+            await self.passes.stop()
         await self.watches.stop()
 
     def set_aside(self, obj: Mapping[str, Any], problem: str) -> None:
@@ -170,24 +164,6 @@ class Controller:
         if self._loop is not None:
             event = Event("Warning", MALFORMED, f"{problem}; it is ignored until it changes")
             self._loop.run_in_executor(None, self.writer.post_about, obj, event)
-
-    async def _work(self) -> None:
-        await self.watches.synced.wait()
-        task = asyncio.current_task()
-        while not self._stopping:
-            key = await self.queue.get()
-            failed = True
-            self._passing.add(task)
-            try:
-                failed = await self.process(key)
-            except Exception:  # a bug must not kill the worker; the key is retried
-                logger.exception(
-                    "Unexpected error reconciling InferenceService",
-                    extra={"namespace": key[0], "inferenceService": key[1]},
-                )
-            finally:
-                self._passing.discard(task)
-                self.queue.done(key, failed=failed)
 
     async def process(self, key: Key) -> bool:
         """Reconcile one InferenceService; True when it must be retried with backoff."""

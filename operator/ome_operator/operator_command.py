@@ -11,12 +11,12 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..cluster.manifests import ManifestError, load_manifests
-from ..core.operator_config import ConfigError
-from ..models import InvalidResourceError
-from ..settings import RunOptions, add_run_flags, parse_bind_address, run_option_problems
-from .commands import Parser, UsageError, run_command
-from .render import format_report, render_report
+from .cli.commands import Parser, UsageError, run_command
+from .cli.render import format_report, render_report
+from .cluster.manifests import ManifestError, load_manifests
+from .core.operator_config import ConfigError
+from .models import InvalidResourceError
+from .settings import RunOptions, add_run_flags, parse_bind_address, run_option_problems
 
 __all__ = ["main"]
 
@@ -57,8 +57,8 @@ class NoClusterError(RuntimeError):
 def _run(args: argparse.Namespace) -> int:
     import kopf  # the operator's dependencies load only for `run`
 
-    from .. import handlers  # noqa: F401  (registers the handlers)
-    from ..cluster.credentials import credentials_problem
+    from . import handlers  # noqa: F401  (registers the handlers)
+    from .cluster.credentials import credentials_problem
 
     options = RunOptions.from_args(args)
     problems = run_option_problems(options)
