@@ -19,6 +19,7 @@ __all__ = [
     "merge_conditions",
     "omenative_counts",
     "ready_condition",
+    "unavailable_allowed",
 ]
 
 #: Reason of ``Ready=False`` when a pass cannot complete for a reason the InferenceService's
@@ -89,7 +90,7 @@ def _omenative(
     status = (replica or {}).get("status") or {}
     total = desired
     ready, serving = _count(status, "readyReplicas"), _count(status, "servingReplicas")
-    minimum = max(total - _resolve_unavailable(max_unavailable, total), 0)
+    minimum = max(total - unavailable_allowed(max_unavailable, total), 0)
     if total == 0:
         return "False", "NoReplicas", "Component has no desired Instances"
     if ready >= total:
@@ -109,7 +110,8 @@ def _count(status: Mapping[str, Any], key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _resolve_unavailable(value: Any, total: int) -> int:
+def unavailable_allowed(value: Any, total: int) -> int:
+    """``maxUnavailable`` (an integer or a percentage, rounded down) against ``total``."""
     if value is None:
         return 0
     if isinstance(value, str) and value.endswith("%"):

@@ -1,0 +1,119 @@
+"""The InferenceReplica's status (S5.4.8–S5.4.10): its counts, one row per Instance, and its
+``Ready`` condition with the exact reasons and messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..conditions import condition, find_condition, unavailable_allowed
+from ..rendering.metadata import MANAGED_BY, OWNER_LABEL
+
+__all__ = ["InstanceState", "label_selector", "replica_ready", "replica_status"]
+
+
+@dataclass(frozen=True)
+class InstanceState:
+    """One Instance as this pass leaves it (its status row and what it counts as)."""
+
+    index: int
+    phase: str
+    incarnation: int
+    #: Pods it should have, and those of them whose containers are ready.
+    pods: int
+    ready_pods: int
+    #: Counted in the replica counts: not being scaled away.
+    active: bool = True
+    #: Every pod is there, of the current template and incarnation.
+    updated: bool = False
+
+    @property
+    def ready(self) -> bool:
+        return self.active and self.phase == "Ready"
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "phase": self.phase,
+            "incarnation": self.incarnation,
+            "pods": self.pods,
+            "readyPods": self.ready_pods,
+        }
+
+
+def replica_ready(
+    instances: Sequence[InstanceState], desired: int, minimum: int
+) -> tuple[str, str, str]:
+    """S5.4.10: the ``Ready`` condition's status, reason and message (first matching row)."""
+    ready = sum(instance.ready for instance in instances)
+    # The controller sets the serving gate on every pod of a ready Instance in the same pass,
+    # so a ready Instance serves (and, with no minReadySeconds, is available).
+    serving = ready
+    if any(instance.phase == "Failed" for instance in instances):
+        return "False", "InstanceFailed", "At least one Instance has Phase=Failed"
+    if desired == 0:
+        return "False", "NoReplicas", "InferenceReplica has no desired Instances"
+    if ready >= desired:
+        return "True", "AllInstancesReady", f"{ready}/{desired} Instances Ready"
+    if serving >= minimum:
+        return "True", "MinimumAvailable", f"{serving}/{desired} Instances serving (min {minimum})"
+    return (
+        "False",
+        "ReplicaCountMismatch",
+        f"{serving}/{desired} Instances serving, need {minimum} (no rollout in flight)",
+    )
+
+
+def replica_status(
+    replica: Mapping[str, Any],
+    instances: Sequence[InstanceState],
+    *,
+    desired: int,
+    revision: str,
+    now: str,
+) -> dict[str, Any]:
+    """The whole status the InferenceReplica controller writes."""
+    meta = replica.get("metadata") or {}
+    spec = replica.get("spec") or {}
+    previous = (replica.get("status") or {}).get("conditions") or []
+    rolling = (
+        ((spec.get("lifecycle") or {}).get("updateStrategy") or {}).get("rollingUpdate")
+    ) or {}
+    minimum = max(desired - unavailable_allowed(rolling.get("maxUnavailable"), desired), 0)
+    status, reason, message = replica_ready(instances, desired, minimum)
+    counted = [instance for instance in instances if instance.active]
+    ready = sum(instance.ready for instance in counted)
+    updated = [instance for instance in counted if instance.updated]
+    return {
+        "observedGeneration": meta.get("generation") or 0,
+        "replicas": len(instances),
+        "readyReplicas": ready,
+        "servingReplicas": ready,
+        "availableReplicas": ready,
+        "updatedReplicas": len(updated),
+        "updatedReadyReplicas": sum(instance.ready for instance in updated),
+        "currentRevision": revision,
+        "updateRevision": revision,
+        "labelSelector": label_selector(replica),
+        "instanceStatuses": [instance.row() for instance in instances],
+        "conditions": [
+            condition(
+                "Ready",
+                status,
+                reason,
+                message,
+                previous=find_condition(previous, "Ready"),
+                now=now,
+            )
+        ],
+    }
+
+
+def label_selector(replica: Mapping[str, Any]) -> str:
+    """The selector of the InferenceReplica's pods, as the scale subresource reports it."""
+    spec = replica.get("spec") or {}
+    labels = (replica.get("metadata") or {}).get("labels") or {}
+    isvc = (spec.get("parentRef") or {}).get("name") or labels.get(OWNER_LABEL, "")
+    selector = {"component": spec.get("component", ""), OWNER_LABEL: isvc, **MANAGED_BY}
+    return ",".join(f"{key}={value}" for key, value in sorted(selector.items()))
