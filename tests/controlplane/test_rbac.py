@@ -34,7 +34,10 @@ pytestmark = pytest.mark.controlplane
 SECRET_NAME = "ome-webhook-server-cert"
 #: Checked by the OwnerReferencesPermissionEnforcement admission plugin on each create that sets
 #: blockOwnerDeletion, not sent as a request: the absence of 403s on those creates proves it.
-AUTHORIZED_NOT_REQUESTED = {("ome.io", "inferenceservices/finalizers", "update", None)}
+AUTHORIZED_NOT_REQUESTED = {
+    ("ome.io", "inferenceservices/finalizers", "update", None),
+    ("ome.io", "inferencereplicas/finalizers", "update", None),
+}
 
 
 def _shipped_grants() -> set[Grant]:

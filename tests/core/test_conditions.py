@@ -47,6 +47,7 @@ def test_the_module_exports_exactly_its_public_api() -> None:
         "merge_conditions",
         "omenative_counts",
         "ready_condition",
+        "unavailable_allowed",
     ]
 
 

@@ -136,6 +136,23 @@ async def make_available(kube: ApiServerLikeEmulator, namespace: str, name: str)
     await patch(kube, DEPLOYMENT, namespace, name, {"status": status}, subresource="status")
 
 
+async def make_pods_ready(
+    kube: ApiServerLikeEmulator, namespace: str, *names: str, ready: bool = True
+) -> None:
+    """What the kubelet would report once the containers of these pods are (not) ready; each
+    pod is waited for first."""
+    for name in names:
+        pod = await eventually(lambda n=name: stored(kube, "v1/pods", namespace, n))
+        condition = {"type": "ContainersReady", "status": "True" if ready else "False"}
+        kept = [
+            c
+            for c in (pod.get("status") or {}).get("conditions") or []
+            if c["type"] != condition["type"]
+        ]
+        status = {"phase": "Running", "conditions": [*kept, condition]}  # the kubelet's and others'
+        await patch(kube, "v1/pods", namespace, name, {"status": status}, subresource="status")
+
+
 def stored(
     kube: ApiServerLikeEmulator, resource: str, namespace: str | None, name: str
 ) -> dict[str, Any] | None:

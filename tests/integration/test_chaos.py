@@ -34,6 +34,7 @@ import kmock
 import pytest
 
 from ome_operator.cli.render import render_report
+from ome_operator.core.instances import plan_instances
 from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
 from tests.support.kube_access import write_kubeconfig
 from tests.support.kube_emulator import DECLARED_RESOURCES, ApiServerLikeEmulator
@@ -348,10 +349,13 @@ def plain(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def timeless(status: Mapping[str, Any]) -> dict[str, Any]:
-    """A status without the conditions' lastTransitionTime."""
+    """A status without the conditions' lastTransitionTime (its own, and those its components'
+    lifecycles mirror)."""
     found = copy.deepcopy(dict(status))
-    for condition in found.get("conditions") or []:
-        condition.pop("lastTransitionTime", None)
+    lifecycles = [c.get("lifecycle") or {} for c in (found.get("components") or {}).values()]
+    for holder in (found, *lifecycles):
+        for condition in holder.get("conditions") or []:
+            condition.pop("lastTransitionTime", None)
     return found
 
 
@@ -377,6 +381,9 @@ def outcome_of(live: Iterable[Mapping[str, Any]]) -> Outcome:
     return Outcome(objects, statuses, dict(events))
 
 
+_CORE_TIME = "2026-01-01T00:00:00Z"
+
+
 def core_statuses(stored: Iterable[Mapping[str, Any]], *, passes: int = 5) -> dict[Where, Any]:
     """The statuses the pure core settles on for the runtimes, models and InferenceServices the
     server holds: ``render_report`` again over its own objects and statuses until a pass
@@ -392,15 +399,23 @@ def core_statuses(stored: Iterable[Mapping[str, Any]], *, passes: int = 5) -> di
         bodies = [
             {**i, "status": statuses[_where(i)]} if _where(i) in statuses else i for i in isvcs
         ]
-        report = render_report([*others, *bodies, *objects.values()], now="2026-01-01T00:00:00Z")
+        report = render_report([*others, *bodies, *objects.values()], now=_CORE_TIME)
         passed_objects, passed_statuses = {}, {}
+        pods: dict[Key, list[dict[str, Any]]] = collections.defaultdict(list)
         for item in report["items"]:
             assert item["admission"]["allowed"], item  # no webhook turns them away here
             where = (item["inferenceService"]["namespace"], item["inferenceService"]["name"])
             passed_statuses[where] = item["status"]
             for obj in item["objects"]:
-                if obj["kind"] != "Pod":  # the InferenceReplica controller's, not the operator's
+                if obj["kind"] == "Pod":  # the InferenceReplica controller's, as it makes them
+                    owner = obj["metadata"]["ownerReferences"][0]["name"]
+                    pods["InferenceReplica", obj["metadata"]["namespace"], owner].append(obj)
+                else:
                     passed_objects[key_of(obj)] = obj
+        for key, obj in passed_objects.items():
+            if obj["kind"] == "InferenceReplica":  # its status as that controller writes it
+                before = {**obj, "status": (objects.get(key) or {}).get("status") or {}}
+                obj["status"] = plan_instances(before, pods[key], now=_CORE_TIME).status
         if (passed_objects, passed_statuses) == (objects, statuses):
             return {where: timeless(status) for where, status in statuses.items()}
         objects, statuses = passed_objects, passed_statuses

@@ -18,6 +18,7 @@ from tests.integration.observing import (
     RUNNER,
     SERVICE,
     make_available,
+    make_pods_ready,
     owned_objects,
     patch,
     seed,
@@ -279,10 +280,25 @@ async def test_omenative_engine_gets_a_replica_services_and_an_integer_budget(ku
         "minAvailable": 1,  # 2 Instances × 1 pod − the default maxUnavailable 1
         "selector": {"matchLabels": OMENATIVE_SELECTOR},
     }
+    # The lifecycle mirrors the InferenceReplica's counts, once its controller wrote them.
+    await eventually(lambda: status_of(kube, "chat")["components"]["engine"]["lifecycle"])
+    await operator.settled()
+    counts = stored(kube, REPLICA, "default", "chat-engine")["status"]
+    revision = counts["currentRevision"]
     assert status_of(kube, "chat")["components"]["engine"] == {
         "deploymentMode": "OMENative",
         "deploymentModeSource": "ServiceSpec",
-        "lifecycle": {},
+        "lifecycle": {
+            "replicas": 2,
+            "readyReplicas": 0,
+            "servingReplicas": 0,
+            "availableReplicas": 0,
+            "updatedReplicas": 2,
+            "updatedReadyReplicas": 0,
+            "currentRevision": revision,
+            "updateRevision": revision,
+            "conditions": counts["conditions"],
+        },
         "scaleTargetRef": {
             "apiVersion": "ome.io/v1beta1",
             "kind": "InferenceReplica",
@@ -339,8 +355,7 @@ async def test_a_mode_change_keeps_the_old_workload_and_moves_the_budget_when_re
     )
     assert stored(kube, PDB, "default", "chat-engine")["spec"] == old_budget
 
-    ready = {"replicas": 1, "readyReplicas": 1, "servingReplicas": 1, "availableReplicas": 1}
-    await patch(kube, REPLICA, "default", "chat-engine", {"status": ready}, subresource="status")
+    await make_pods_ready(kube, "default", "chat-engine-0-default-0")
     await eventually(
         lambda: (
             stored(kube, PDB, "default", "chat-engine")["spec"]["selector"]

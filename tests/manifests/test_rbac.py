@@ -28,6 +28,10 @@ CLUSTER_ROLE = {
     *[("", "services", verb, None) for verb in WORKLOAD],
     *[("policy", "poddisruptionbudgets", verb, None) for verb in WORKLOAD],
     *[("leaderworkerset.x-k8s.io", "leaderworkersets", verb, None) for verb in WORKLOAD],
+    *[("", "pods", verb, None) for verb in ("list", "watch", "create", "delete")],
+    ("", "pods/status", "patch", None),  # the ome.io/serving condition
+    ("ome.io", "inferencereplicas/status", "patch", None),
+    ("ome.io", "inferencereplicas/finalizers", "update", None),  # pods block its deletion
     ("", "events", "create", None),
     *[
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations", verb, name)

@@ -144,13 +144,22 @@ class Cluster:
         ]
 
     def patch(
-        self, resource: str, namespace: str | None, name: str, body: dict[str, Any]
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        body: dict[str, Any],
+        *,
+        subresource: str | None = None,
+        strategic: bool = False,
     ) -> dict[str, Any]:
+        """A merge patch (a strategic one for built-in kinds' lists merged by key)."""
+        kind = "strategic-merge-patch" if strategic else "merge-patch"
         return self.plane.request(
             "PATCH",
-            path(resource, namespace, name),
+            path(resource, namespace, name) + (f"/{subresource}" if subresource else ""),
             body,
-            content_type="application/merge-patch+json",
+            content_type=f"application/{kind}+json",
         )
 
     def delete(self, resource: str, namespace: str | None, name: str) -> None:

@@ -7,8 +7,9 @@ Plain ``kmock.KubernetesEmulator`` is a database over HTTP (shared/notes/testing
   bumped by every write; ``generation`` bumped when anything but metadata (and status, when
   it is a subresource) changes; a write that changes nothing bumps nothing and emits nothing;
 * create: namespace from the URL, ``generateName``, 201, 409 AlreadyExists;
-* PATCH as merge patch or JSON patch (a failed ``test`` is 422); PUT with a resourceVersion
-  conflict check (409); the status subresource split; finalizers on DELETE;
+* PATCH as merge patch, strategic merge patch (conditions by type, webhooks by name) or JSON
+  patch (a failed ``test`` is 422); PUT with a resourceVersion conflict check (409); the status
+  subresource split; finalizers on DELETE, and its uid precondition (409 when it differs);
 * list: label and field selectors, ``limit``/``continue`` paging, ``metadata.resourceVersion``;
 * watch: the same selectors, replay of only the events newer than ``resourceVersion``,
   ``timeoutSeconds``;
@@ -18,7 +19,7 @@ Plain ``kmock.KubernetesEmulator`` is a database over HTTP (shared/notes/testing
 * ``watch_seconds``: every watch ends after that long, as with a real server's request timeout;
 * API-style error bodies, e.g. NotFound ``<plural>.<group> "<name>" not found``.
 
-Not emulated: strategic-merge list merging, server-side apply, dryRun, admission,
+Not emulated: strategic-merge merging of other lists, server-side apply, dryRun, admission,
 defaulting, validation, garbage collection, controllers. Objects put into ``objects`` from
 Python are served, but emit no events and carry no server metadata: seed through HTTP
 (``kube_access.apply_object``) when that matters.
@@ -297,12 +298,21 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
         if current is None:
             raise not_found(resource, request.name or "")
         if request.action == kmock.action.DELETE:
+            options = request.data if isinstance(request.data, dict) else {}
+            uid = (options.get("preconditions") or {}).get("uid")
+            if uid and uid != current["metadata"].get("uid"):
+                raise api_error(
+                    409,
+                    f"Precondition failed: UID in precondition: {uid}, "
+                    f"UID in object meta: {current['metadata'].get('uid')}",
+                )
             return await self._delete(key, current)
         try:
             if request.method == kmock.method.PUT:
                 new = self._replacement(resource, request, current)
             else:
-                new = semantics.patched(current, request.data)
+                strategic = "strategic-merge-patch" in request.headers.get("Content-Type", "")
+                new = semantics.patched(current, request.data, strategic=strategic)
         except semantics.PatchError as exc:
             raise api_error(422, str(exc)) from exc
         has_status = "status" in self._subresources(resource)

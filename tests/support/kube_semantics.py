@@ -138,15 +138,21 @@ SERVER_FIELDS = (
 )
 
 
-def patched(current: dict[str, Any], patch: Any) -> dict[str, Any]:
-    """``current`` after a JSON patch (a list) or a merge patch (an object)."""
+#: The lists a strategic merge patch merges item by item, by the key of their items, as the
+#: built-in kinds' schemas declare it (``patchMergeKey``); other lists are replaced.
+MERGE_KEYS = {"conditions": "type", "webhooks": "name"}
+
+
+def patched(current: dict[str, Any], patch: Any, *, strategic: bool = False) -> dict[str, Any]:
+    """``current`` after a JSON patch (a list), or a merge patch (an object): a strategic one
+    merges the lists of ``MERGE_KEYS`` by their key."""
     if isinstance(patch, list):
         try:
             result = jsonpatch.apply_patch(current, patch)
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
             raise PatchError(str(exc)) from exc
     elif isinstance(patch, dict):
-        result = merge_patch(current, patch)
+        result = strategic_merge_patch(current, patch) if strategic else merge_patch(current, patch)
     else:
         raise PatchError("the body of the request must be a JSON object or a JSON patch")
     if not isinstance(result, dict) or not isinstance(result.get("metadata", {}), dict):
@@ -164,6 +170,39 @@ def merge_patch(target: Any, patch: Any) -> Any:
             result.pop(key, None)
         else:
             result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def strategic_merge_patch(target: Any, patch: Any, field: str | None = None) -> Any:
+    """A merge patch whose lists named in ``MERGE_KEYS`` merge their items by key (an item of
+    the patch updates the item of the same key, or is appended)."""
+    key = MERGE_KEYS.get(field or "")
+    if key is not None and isinstance(patch, list) and isinstance(target, list):
+        result = [copy.deepcopy(item) for item in target]
+        for item in patch:
+            at = next(
+                (
+                    n
+                    for n, old in enumerate(result)
+                    if isinstance(old, dict)
+                    and isinstance(item, dict)
+                    and old.get(key) == item.get(key)
+                ),
+                None,
+            )
+            if at is None:
+                result.append(copy.deepcopy(item))
+            else:
+                result[at] = strategic_merge_patch(result[at], item)
+        return result
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for name, value in patch.items():
+        if value is None:
+            result.pop(name, None)
+        else:
+            result[name] = strategic_merge_patch(result.get(name), value, name)
     return result
 
 

@@ -50,7 +50,9 @@ class RunningOperator:
         quiet = 0
         while quiet < 5:
             await asyncio.sleep(0.02)
-            quiet = quiet + 1 if self.controller.queue.idle() else 0
+            replicas = self.controller.replicas
+            idle = self.controller.queue.idle() and (replicas is None or replicas.queue.idle())
+            quiet = quiet + 1 if idle else 0
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("the operator did not settle")
 
@@ -69,6 +71,8 @@ async def running_operator(
     )
     controller = build_controller(options, Metrics(registry))
     controller.backoff = Backoff(first=0.05, limit=0.4)
+    if controller.replicas is not None:
+        controller.replicas.backoff = controller.backoff
     settings = kopf.OperatorSettings()
     webhook_port, liveness_port = free_port(), free_port()
     settings.admission.server = ReviewServer(addr="127.0.0.1", port=webhook_port, insecure=True)

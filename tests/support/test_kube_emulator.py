@@ -215,6 +215,64 @@ async def test_a_passing_json_patch_test_applies_the_patch(kube, api):
     }
 
 
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "default"},
+    "spec": {"containers": [{"name": "c", "image": "i"}]},
+}
+POD_PATH = "/api/v1/namespaces/default/pods/p"
+
+
+@pytest.mark.parametrize(
+    ("patch", "expected"),
+    [
+        pytest.param(
+            [{"type": "ome.io/serving", "status": "True"}],
+            [
+                {"type": "ContainersReady", "status": "True", "reason": "x"},
+                {"type": "ome.io/serving", "status": "True"},
+            ],
+            id="a condition of a new type is appended",
+        ),
+        pytest.param(
+            [{"type": "ContainersReady", "status": "False"}],
+            [{"type": "ContainersReady", "status": "False", "reason": "x"}],
+            id="a condition of the same type is merged",
+        ),
+    ],
+)
+async def test_a_strategic_merge_patch_merges_conditions_by_type(kube, patch, expected):
+    await apply_object(kube, POD)
+    ready = {"type": "ContainersReady", "status": "True", "reason": "x"}
+    headers = {"Content-Type": "application/merge-patch+json"}
+    async with kube.patch(
+        f"{POD_PATH}/status", json={"status": {"conditions": [ready]}}, headers=headers
+    ):
+        pass
+    headers = {"Content-Type": "application/strategic-merge-patch+json"}
+    async with kube.patch(
+        f"{POD_PATH}/status", json={"status": {"conditions": patch}}, headers=headers
+    ) as response:
+        assert response.status == 200
+    assert kube.objects["v1/pods", "default", "p"]["status"]["conditions"] == expected
+
+
+@pytest.mark.parametrize(
+    ("uid", "status"),
+    [
+        pytest.param("the-same", 200, id="the uid of the object: deleted"),
+        pytest.param("another", 409, id="another uid: a conflict, nothing deleted"),
+    ],
+)
+async def test_delete_honours_a_uid_precondition(kube, uid, status):
+    created = await apply_object(kube, POD)
+    sent = created["metadata"]["uid"] if uid == "the-same" else "another"
+    async with kube.delete(POD_PATH, json={"preconditions": {"uid": sent}}) as response:
+        assert response.status == status
+    assert kube.objects["v1/pods", "default", "p"].deleted is (status == 200)
+
+
 @pytest.mark.parametrize(
     ("sent_rv", "outcome"),
     [

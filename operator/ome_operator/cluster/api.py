@@ -151,20 +151,22 @@ class KubeApi:
         )
 
     def strategic_merge_patch(
-        self, obj: Mapping[str, Any], patch: Mapping[str, Any]
+        self, obj: Mapping[str, Any], patch: Mapping[str, Any], subresource: str | None = None
     ) -> dict[str, Any]:
         """A patch that merges list items by their key (built-in kinds only)."""
         return self.request(
             "PATCH",
-            object_path(obj),
+            object_path(obj, subresource),
             dict(patch),
             content_type="application/strategic-merge-patch+json",
         )
 
-    def delete(self, obj: Mapping[str, Any]) -> None:
-        """Delete ``obj``; one already gone is no failure."""
+    def delete(self, obj: Mapping[str, Any], *, uid: str | None = None) -> None:
+        """Delete ``obj``; one already gone is no failure. With ``uid``, only while the object
+        of that name is that one (a precondition: the server answers Conflict otherwise)."""
+        body = {"preconditions": {"uid": uid}} if uid else None
         with contextlib.suppress(NotFound):
-            self.request("DELETE", object_path(obj))
+            self.request("DELETE", object_path(obj), body)
 
     def _answer(self, method: str, path: str, response: Any) -> Any:
         """The decoded body of a finished response, or its failure as a typed ``ApiError``."""

@@ -19,35 +19,51 @@ from ..cluster.resources import resource_named
 from ..core.rendering.metadata import OWNER_LABEL
 from .watches import Collection, Watched, object_key
 
-__all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange"]
+__all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange", "OwnerOf", "labelled_owner"]
 
 
-#: (namespace, owning InferenceService, the object, deleted?)
+#: (namespace, owner, the object, deleted?)
 OwnerChange = Callable[[str, str, Mapping[str, Any], bool], None]
+#: An object's owner's name (in its namespace), or None.
+OwnerOf = Callable[[Mapping[str, Any]], str | None]
 _Key = tuple[str, str]
 
 
-def _owner(obj: Mapping[str, Any]) -> str | None:
+def labelled_owner(obj: Mapping[str, Any]) -> str | None:
+    """The InferenceService an object's ``ome.io/inferenceservice`` label names."""
     return ((obj.get("metadata") or {}).get("labels") or {}).get(OWNER_LABEL)
 
 
 class KindCache(Collection):
-    """One kind's objects as the watch last showed them: by name, and by owner."""
+    """One kind's objects as the watch last showed them: by name, and by owner (by default the
+    InferenceService its label names)."""
 
-    def __init__(self, kind: str, on_change: OwnerChange, scopes: Iterable[str | None] = (None,)):
+    def __init__(
+        self,
+        kind: str,
+        on_change: OwnerChange,
+        scopes: Iterable[str | None] = (None,),
+        *,
+        owner: OwnerOf = labelled_owner,
+    ):
         super().__init__()
         self.kind = kind
         #: The namespaces (None: all) whose listings make the cache complete.
         self.scopes = frozenset(scopes)
         self._on_change = on_change
+        self._owner = owner
         self._by_name: dict[_Key, Mapping[str, Any]] = {}
         self._by_owner: dict[_Key, dict[str, Mapping[str, Any]]] = {}
 
     def named(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         return self._by_name.get((namespace, name))
 
-    def owned_by(self, namespace: str, isvc: str) -> Mapping[str, Mapping[str, Any]]:
-        return self._by_owner.get((namespace, isvc), {})
+    def owned_by(self, namespace: str, owner: str) -> Mapping[str, Mapping[str, Any]]:
+        return self._by_owner.get((namespace, owner), {})
+
+    def keys(self) -> list[_Key]:
+        """(namespace, name) of every object held, sorted."""
+        return sorted(self._by_name)
 
     def wrote(self, obj: Mapping[str, Any]) -> None:
         """``obj`` as a patch of this operator's returned it: it replaces the cached version when
@@ -67,13 +83,13 @@ class KindCache(Collection):
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
         key = object_key(obj)
         namespace, name = key
-        former = _owner(self._by_name.pop(key, {}))
+        former = self._owner(self._by_name.pop(key, {}))
         if former is not None:
             bucket = self._by_owner.get((namespace, former), {})
             bucket.pop(name, None)
             if not bucket:
                 self._by_owner.pop((namespace, former), None)
-        owner = _owner(obj)
+        owner = self._owner(obj)
         if not deleted:
             self._by_name[key] = obj
             if owner is not None:
@@ -95,10 +111,18 @@ class OwnedObjects:
         }
         #: Told of every change to a labelled object (set by the controller).
         self.on_change: OwnerChange | None = None
+        #: Told of every change to a labelled object of one kind, after ``on_change`` (the
+        #: InferenceReplica controller listens to InferenceReplicas).
+        self._listeners: dict[str, list[OwnerChange]] = {}
+
+    def listen(self, kind: str, listener: OwnerChange) -> None:
+        self._listeners.setdefault(kind, []).append(listener)
 
     def _report(self, namespace: str, owner: str, obj: Mapping[str, Any], deleted: bool) -> None:
         if self.on_change is not None:
             self.on_change(namespace, owner, obj, deleted)
+        for listener in self._listeners.get(obj.get("kind", ""), ()):
+            listener(namespace, owner, obj, deleted)
 
     def wrote(self, obj: Mapping[str, Any]) -> None:
         cache = self.caches.get(obj.get("kind", ""))

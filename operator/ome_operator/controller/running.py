@@ -26,6 +26,7 @@ from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcil
 from ..metrics import Metrics
 from ..models import InferenceService, InvalidResourceError, from_manifest
 from .queue import Backoff, WorkQueue
+from .replicas import ReplicaController
 from .snapshot import Caches, snapshot_for
 from .store import InferenceServiceStore
 from .watches import InferenceServiceFeed, Watched, Watches, object_key
@@ -56,6 +57,9 @@ class Controller:
     _queue: WorkQueue | None = None
     #: The worker tasks, from start() on.
     passes: Workers | None = None
+    #: The InferenceReplica controller beside it (OMENative Instances), started and stopped
+    #: with it; it reads the InferenceReplicas of this controller's cache.
+    replicas: ReplicaController | None = None
     #: Namespaces the API server answered NamespaceTerminating for: their InferenceServices are
     #: not reconciled again (their deletion events follow); forgotten with the last of them.
     _terminating: set[str] = field(default_factory=set)
@@ -146,9 +150,13 @@ class Controller:
                 logger=logger,
             )
             self.passes.start(self.workers, self.watches.synced)
+        if self.replicas is not None:
+            self.replicas.start(api_factory, namespaces, self.watches.synced)
 
     async def stop(self) -> None:
         """Let the passes under way finish (``workers.DRAIN_SECONDS``), then stop watching."""
+        if self.replicas is not None:
+            await self.replicas.stop()
         if self.passes is not None:
             await self.passes.stop()
         await self.watches.stop()

@@ -16,6 +16,7 @@ from ..cluster.api import KubeApi
 from ..cluster.credentials import kube_api
 from ..cluster.errors import ApiError
 from ..controller.configuring import ConfigSource
+from ..controller.replicas import ReplicaController
 from ..controller.running import Controller
 from ..core.operator_config import StartupConfigError
 from ..metrics import Metrics, serve_metrics
@@ -63,7 +64,7 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
             api.append(kube_api())
         return api[0]
 
-    return Controller(
+    controller = Controller(
         api_factory=shared_api,
         config_source=ConfigSource(
             shared_api, options.operator_namespace, ttl=options.config_cache_ttl
@@ -71,6 +72,10 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
         metrics=metrics or Metrics(),
         workers=options.workers,
     )
+    controller.replicas = ReplicaController(
+        shared_api, controller.caches.objects, workers=options.workers
+    )
+    return controller
 
 
 #: Bytes of one AdmissionReview the webhook reads: an UPDATE carries the object and its old

@@ -1,0 +1,221 @@
+"""The InferenceReplica controller (S5.4.2–S5.4.10): it keeps each InferenceReplica's Instances.
+
+It runs on the controller runtime beside the InferenceService controller: its own work queue
+and workers (``workers.Workers``), the InferenceReplicas from the InferenceService controller's
+cache (it listens to their changes), and a watch of its own over the OMENative pods (label
+``ome.io/managed-by=OMENative``), found by the InferenceReplica that controls them. Each pass asks
+the pure core (``core.instances.plan_instances``) what to do, then writes, in a worker thread:
+pods created (with an owner reference to the InferenceReplica), pods deleted (only the pod of
+that uid), the ``ome.io/serving`` condition of pods (``pods/status``), and the InferenceReplica's
+status when it differs. A create refused because the pod exists, or a delete of a pod gone or
+replaced, is no failure: pod names are the Instances' identity, so no pod is made twice. Other
+failures come back with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..cluster.api import KubeApi
+from ..cluster.applying import with_owner
+from ..cluster.errors import ApiError, Conflict, NotFound
+from ..cluster.resources import resource_named
+from ..core.instances import InstancePlan, plan_instances
+from ..core.rendering.instance_pods import SERVING_GATE
+from ..core.rendering.metadata import MANAGED_BY
+from .owned import KindCache, OwnedObjects
+from .queue import Backoff, WorkQueue
+from .watches import Watched, Watches, object_key
+from .workers import Workers
+from .writing import now
+
+__all__ = ["POD_SELECTOR", "ReplicaController", "controlling_replica"]
+
+logger = logging.getLogger("ome_operator.replicas")
+
+Key = tuple[str, str]
+
+#: The pods this controller watches: the ones it makes.
+POD_SELECTOR = ",".join(f"{key}={value}" for key, value in MANAGED_BY.items())
+
+
+def controlling_replica(pod: Mapping[str, Any]) -> str | None:
+    """The name of the InferenceReplica that controls ``pod`` (its controller reference)."""
+    for reference in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        if reference.get("controller") and reference.get("kind") == "InferenceReplica":
+            return reference.get("name")
+    return None
+
+
+class ReplicaController:
+    """Keeps every InferenceReplica's Instances; see the module."""
+
+    def __init__(
+        self,
+        api_factory: Callable[[], KubeApi],
+        owned: OwnedObjects,
+        *,
+        workers: int = 2,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.api_factory = api_factory
+        self.replicas: KindCache = owned.caches["InferenceReplica"]
+        owned.listen("InferenceReplica", self._replica_changed)
+        self.pods = KindCache("Pod", self._pod_changed, owner=controlling_replica)
+        self.watches = Watches()
+        self.workers = workers
+        self.backoff = backoff or Backoff()
+        self._queue: WorkQueue | None = None
+        self.passes: Workers | None = None
+        self._terminating: set[str] = set()
+        self._starter: asyncio.Task[None] | None = None
+
+    @property
+    def queue(self) -> WorkQueue:
+        if self._queue is None:
+            self._queue = WorkQueue(self.backoff)
+        return self._queue
+
+    # -- feeding -------------------------------------------------------------------------------
+
+    def _replica_changed(
+        self, namespace: str, isvc: str, obj: Mapping[str, Any], deleted: bool
+    ) -> None:
+        key = object_key(obj)
+        if deleted:
+            self.queue.forget(key)
+            if not any(k[0] == namespace for k in self.replicas.keys()):
+                self._terminating.discard(namespace)
+        else:
+            self.queue.add(key)
+
+    def _pod_changed(
+        self, namespace: str, replica: str, obj: Mapping[str, Any], deleted: bool
+    ) -> None:
+        if self.replicas.named(namespace, replica) is not None:
+            self.queue.add((namespace, replica))
+
+    # -- running -------------------------------------------------------------------------------
+
+    def start(
+        self,
+        api_factory: Callable[[], KubeApi],
+        namespaces: tuple[str | None, ...],
+        replicas_synced: asyncio.Event,
+    ) -> None:
+        """Watch the pods; once they and the InferenceReplicas are listed, pass over every
+        InferenceReplica (listings report no change), then follow changes. Once only."""
+        if self.passes is not None:
+            return
+        self.watches.start(
+            api_factory,
+            [Watched(resource_named("Pod"), self.pods, label_selector=POD_SELECTOR)],
+            namespaces,
+            retry_delay=self.backoff.delay,
+        )
+        ready = asyncio.Event()
+
+        async def when_listed() -> None:
+            await replicas_synced.wait()
+            await self.watches.synced.wait()
+            for key in self.replicas.keys():
+                self.queue.add(key)
+            ready.set()
+
+        self._starter = asyncio.create_task(when_listed())
+        self.passes = Workers(
+            self.queue,
+            lambda key: self.process(key),
+            what="InferenceReplica",
+            fields=lambda key: {"namespace": key[0], "inferenceReplica": key[1]},
+            logger=logger,
+        )
+        self.passes.start(self.workers, ready)
+
+    async def stop(self) -> None:
+        if self._starter is not None:
+            self._starter.cancel()
+        if self.passes is not None:
+            await self.passes.stop()
+        await self.watches.stop()
+
+    async def process(self, key: Key) -> bool:
+        """One pass over an InferenceReplica; True when it must be retried with backoff."""
+        replica = self.replicas.named(*key)
+        if replica is None or key[0] in self._terminating:
+            return False
+        if (replica.get("metadata") or {}).get("deletionTimestamp"):
+            return False  # the garbage collector removes its pods
+        pods = list(self.pods.owned_by(*key).values())
+        plan = plan_instances(replica, pods, now=now())
+        return await asyncio.to_thread(self._write, key, replica, plan)
+
+    def _write(self, key: Key, replica: Mapping[str, Any], plan: InstancePlan) -> bool:
+        api = self.api_factory()
+        try:
+            self._write_pods(api, replica, plan)
+            for name, serving in plan.serving:
+                self._set_serving(api, replica, name, serving)
+            if plan.status != (replica.get("status") or {}):
+                written = api.merge_patch(replica, {"status": plan.status}, "status")
+                self.replicas.wrote(written)
+        except ApiError as exc:
+            if "NamespaceTerminating" in exc.causes:
+                self._terminating.add(key[0])  # its InferenceReplicas go with it
+                return False
+            logger.error(
+                "Failed to write InferenceReplica Instances",
+                extra={
+                    "namespace": key[0],
+                    "inferenceReplica": key[1],
+                    "error": str(exc),
+                    "status": exc.status,
+                },
+            )
+            return True
+        return False
+
+    def _write_pods(self, api: KubeApi, replica: Mapping[str, Any], plan: InstancePlan) -> None:
+        namespace = (replica.get("metadata") or {}).get("namespace")
+        created, deleted = [], []
+        for pod in plan.create:
+            try:
+                api.create(with_owner(pod, replica))
+            except Conflict as exc:
+                if exc.reason != "AlreadyExists":
+                    raise
+                continue  # made before; the watch shows it soon
+            created.append(pod["metadata"]["name"])
+        for ref in plan.delete:
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(namespace, ref.name)}
+            with contextlib.suppress(Conflict):  # that name is another pod now: not ours to end
+                api.delete(pod, uid=ref.uid)
+            deleted.append(ref.name)
+        if created or deleted:
+            logger.info(
+                "Instance pods written",
+                extra={
+                    "namespace": namespace,
+                    "inferenceReplica": (replica.get("metadata") or {}).get("name"),
+                    "created": created,
+                    "deleted": deleted,
+                },
+            )
+
+    def _set_serving(
+        self, api: KubeApi, replica: Mapping[str, Any], name: str, serving: bool
+    ) -> None:
+        namespace = (replica.get("metadata") or {}).get("namespace")
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(namespace, name)}
+        gate = {"type": SERVING_GATE, "status": "True" if serving else "False"}
+        patch = {"status": {"conditions": [{**gate, "lastTransitionTime": now()}]}}
+        with contextlib.suppress(NotFound):  # gone meanwhile
+            self.pods.wrote(api.strategic_merge_patch(pod, patch, "status"))
+
+
+def _meta(namespace: str | None, name: str) -> dict[str, Any]:
+    return {"name": name, "namespace": namespace} if namespace else {"name": name}

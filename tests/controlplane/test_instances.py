@@ -1,0 +1,217 @@
+"""OMENative on a real API server (the tests act as the kubelet, through ``pods/status``): the
+InferenceReplica controller makes exactly the pods ``render`` prints, keeps them by index,
+recreates a whole Instance when a pod goes, and its readiness reaches the InferenceService;
+deleting the InferenceService removes every pod through the garbage collector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ome_operator.cli.render import render_report
+from ome_operator.cluster.applying import is_subset
+from tests.controlplane.scenarios import RUNNER, converged, isvc, model, runtime, seed, status
+from tests.support.installed_cluster import ISVC, PDB, REPLICA, SERVICE, eventually
+
+pytestmark = pytest.mark.controlplane
+
+POD = "v1/pods"
+WORKER = {"name": "ome-container", "image": "vllm:1"}
+LEADER_WORKER = {"leader": {"runner": RUNNER}, "worker": {"size": 2, "runner": WORKER}}
+MULTI = ["chat-engine-0-leader-0", "chat-engine-0-worker-0", "chat-engine-0-worker-1"]
+
+
+def pods(cluster, namespace: str) -> dict[str, dict[str, Any]]:
+    return {
+        pod["metadata"]["name"]: pod
+        for pod in cluster.list(POD, namespace, "ome.io/inferenceservice=chat")
+        if not pod["metadata"].get("deletionTimestamp")
+    }
+
+
+def rendered(namespace: str, manifest: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """What ``render`` prints for the same manifests, by (kind, name)."""
+    report = render_report(
+        [model(namespace), runtime(namespace), manifest], now="2026-01-01T00:00:00Z"
+    )
+    return {
+        (obj["kind"], obj["metadata"]["name"]): obj
+        for item in report["items"]
+        for obj in item["objects"]
+    }
+
+
+def without_owner_uids(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = dict(obj["metadata"])
+    meta["ownerReferences"] = [
+        {k: v for k, v in ref.items() if k != "uid"} for ref in meta.get("ownerReferences") or []
+    ]
+    return {**obj, "metadata": meta}
+
+
+def kubelet(cluster, namespace: str, name: str, *, ready: bool = True, phase: str = "Running"):
+    condition = {"type": "ContainersReady", "status": "True" if ready else "False"}
+    body = {"status": {"phase": phase, "conditions": [condition]}}
+    cluster.patch(POD, namespace, name, body, subresource="status", strategic=True)
+
+
+def gate(pod: dict[str, Any]) -> str | None:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return next((c["status"] for c in conditions if c["type"] == "ome.io/serving"), None)
+
+
+def condition(obj: dict[str, Any], kind: str) -> tuple[str, str, str] | None:
+    found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind]
+    return (found[0]["status"], found[0].get("reason"), found[0].get("message")) if found else None
+
+
+@pytest.mark.parametrize(
+    ("engine", "names", "leaders_only"),
+    [
+        pytest.param({}, ["chat-engine-0-default-0"], False, id="a single-pod engine"),
+        pytest.param(LEADER_WORKER, MULTI, True, id="a leader and two workers"),
+    ],
+)
+def test_the_pods_services_and_budget_are_the_ones_render_prints(
+    cluster, namespace, operator, engine, names, leaders_only
+):
+    manifest = isvc(namespace, deploymentMode="OMENative", engine=engine)
+    seed(cluster, namespace, manifest)
+    live = eventually(
+        lambda: (found := pods(cluster, namespace)) and sorted(found) == names and found
+    )
+    expected = rendered(namespace, manifest)
+    for name, pod in live.items():
+        assert is_subset(without_owner_uids(expected["Pod", name]), without_owner_uids(pod))
+    replica = cluster.stored(REPLICA, namespace, "chat-engine")
+    assert {p["metadata"]["ownerReferences"][0]["uid"] for p in live.values()} == {
+        replica["metadata"]["uid"]
+    }
+    env = {e["name"]: e["value"] for e in live[names[-1]]["spec"]["containers"][0]["env"]}
+    if leaders_only:
+        assert {
+            k: env[k]
+            for k in ("OME_LEADER_ADDRESS", "OME_INSTANCE_POD_RANK", "OME_INSTANCE_POD_COUNT")
+        } == {
+            "OME_LEADER_ADDRESS": "chat-engine-0-leader-0.chat-engine-headless",
+            "OME_INSTANCE_POD_RANK": "2",
+            "OME_INSTANCE_POD_COUNT": "3",
+        }
+    selector = cluster.stored(SERVICE, namespace, "chat-engine")["spec"]["selector"]
+    assert selector == expected["Service", "chat-engine"]["spec"]["selector"]
+    assert (selector.get("ome.io/runner") == "leader") is leaders_only
+    budget = cluster.stored(PDB, namespace, "chat-engine")["spec"]
+    assert (
+        budget["minAvailable"]
+        == expected["PodDisruptionBudget", "chat-engine"]["spec"]["minAvailable"]
+    )
+    assert {g["conditionType"] for p in live.values() for g in p["spec"]["readinessGates"]} == {
+        "ome.io/serving"
+    }
+
+
+def test_readiness_reaches_the_replica_and_the_inference_service(cluster, namespace, operator):
+    seed(cluster, namespace, isvc(namespace, deploymentMode="OMENative", engine=LEADER_WORKER))
+    eventually(lambda: sorted(pods(cluster, namespace)) == MULTI)
+    mismatch = (
+        "False",
+        "ReplicaCountMismatch",
+        "0/1 Instances serving, need 1 (no rollout in flight)",
+    )
+    eventually(
+        lambda: condition(cluster.stored(REPLICA, namespace, "chat-engine"), "Ready") == mismatch
+    )
+
+    for name in MULTI:
+        kubelet(cluster, namespace, name)
+    eventually(lambda: {gate(p) for p in pods(cluster, namespace).values()} == {"True"})
+    eventually(
+        lambda: (
+            condition(cluster.stored(REPLICA, namespace, "chat-engine"), "Ready")
+            == ("True", "AllInstancesReady", "1/1 Instances Ready")
+        )
+    )
+    eventually(
+        lambda: (
+            condition(cluster.stored(ISVC, namespace, "chat"), "EngineReady")
+            == ("True", "Ready", "All Instances are Ready")
+        )
+    )
+    replica = cluster.stored(REPLICA, namespace, "chat-engine")
+    assert [row["phase"] for row in replica["status"]["instanceStatuses"]] == ["Ready"]
+    lifecycle = status(cluster, namespace, "chat")["components"]["engine"]["lifecycle"]
+    assert (lifecycle["readyReplicas"], lifecycle["servingReplicas"]) == (1, 1)
+
+    kubelet(cluster, namespace, MULTI[2], ready=False)
+    eventually(lambda: {gate(p) for p in pods(cluster, namespace).values()} == {"False"})
+    eventually(
+        lambda: (
+            condition(cluster.stored(ISVC, namespace, "chat"), "EngineReady")
+            == ("False", "InsufficientAvailable", "0/1 Instances serving, need 1")
+        )
+    )
+
+
+def test_a_deleted_worker_recreates_its_whole_instance(cluster, namespace, operator):
+    seed(cluster, namespace, isvc(namespace, deploymentMode="OMENative", engine=LEADER_WORKER))
+    first = eventually(
+        lambda: (found := pods(cluster, namespace)) and sorted(found) == MULTI and found
+    )
+    converged(cluster, namespace)
+
+    cluster.delete(POD, namespace, MULTI[1])
+
+    def recreated() -> dict[str, Any] | None:
+        found = pods(cluster, namespace)
+        labels = {
+            n: p["metadata"]["labels"]["ome.io/instance-incarnation"] for n, p in found.items()
+        }
+        return found if labels == dict.fromkeys(MULTI, "2") else None
+
+    second = eventually(recreated)
+    assert all(second[n]["metadata"]["uid"] != first[n]["metadata"]["uid"] for n in MULTI)
+    converged(cluster, namespace)
+    assert sorted(pods(cluster, namespace)) == MULTI
+
+
+def test_a_failed_pod_recreates_its_instance(cluster, namespace, operator):
+    seed(cluster, namespace, isvc(namespace, deploymentMode="OMENative"))
+    eventually(lambda: sorted(pods(cluster, namespace)) == ["chat-engine-0-default-0"])
+    kubelet(cluster, namespace, "chat-engine-0-default-0", ready=False, phase="Failed")
+    eventually(
+        lambda: (
+            [
+                p["metadata"]["labels"]["ome.io/instance-incarnation"]
+                for p in pods(cluster, namespace).values()
+            ]
+            == ["2"]
+        )
+    )
+
+
+def test_scaling_picks_indexes_and_deleting_the_service_removes_every_pod(
+    cluster, namespace, operator
+):
+    seed(cluster, namespace, isvc(namespace, deploymentMode="OMENative"))
+    eventually(lambda: sorted(pods(cluster, namespace)) == ["chat-engine-0-default-0"])
+    three = [f"chat-engine-{i}-default-0" for i in range(3)]
+
+    cluster.patch(
+        ISVC, namespace, "chat", {"spec": {"engine": {"minReplicas": 3, "maxReplicas": 3}}}
+    )
+    eventually(lambda: sorted(pods(cluster, namespace)) == three)
+    kubelet(cluster, namespace, three[2])  # the ready one stays; non-ready ones go first
+    cluster.patch(ISVC, namespace, "chat", {"spec": {"engine": {"minReplicas": 2}}})
+    eventually(lambda: sorted(pods(cluster, namespace)) == [three[0], three[2]])
+    budget = eventually(
+        lambda: (
+            (spec := cluster.stored(PDB, namespace, "chat-engine")["spec"]).get("minAvailable") == 1
+            and spec
+        )
+    )
+    assert budget["minAvailable"] == 1  # 2 Instances x 1 pod - maxUnavailable 1
+
+    cluster.delete(ISVC, namespace, "chat")
+    eventually(lambda: cluster.list(POD, namespace) == [], timeout=60)
+    eventually(lambda: cluster.get(REPLICA, namespace, "chat-engine") is None)
