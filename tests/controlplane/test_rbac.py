@@ -68,6 +68,20 @@ def _component_specs(namespace: str) -> list[dict[str, Any]]:
     ]
 
 
+POD = "v1/pods"
+#: What a pod's (serving gate, incarnation) becomes after the kubelet reports a phase.
+PROGRESS = {"Running": ("True", "1"), "Failed": (None, "2")}
+
+
+def _pod_progress(cluster: Cluster, namespace: str, name: str) -> tuple[str | None, str] | None:
+    pod = cluster.get(POD, namespace, name)
+    if pod is None or pod["metadata"].get("deletionTimestamp"):
+        return None
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    gate = next((c["status"] for c in conditions if c["type"] == "ome.io/serving"), None)
+    return gate, pod["metadata"]["labels"]["ome.io/instance-incarnation"]
+
+
 def _expire_the_certificate(cluster: Cluster) -> None:
     old = issue_certificate(
         webhook_hosts(RunOptions()),
@@ -99,6 +113,13 @@ def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace):
         for name, count in (("raw", 7), ("native", 9), ("multi", 6)):
             eventually(lambda name=name, count=count: len(owned(cluster, namespace, name)) == count)
         converged(cluster, namespace)
+        # The kubelet's part: a ready pod gets its serving gate, a failed one is replaced.
+        pod = "native-engine-0-default-0"
+        ready = {"type": "ContainersReady", "status": "True"}
+        for phase, conditions in (("Running", [ready]), ("Failed", [])):
+            body = {"status": {"phase": phase, "conditions": conditions}}
+            cluster.patch(POD, namespace, pod, body, subresource="status", strategic=True)
+            eventually(lambda p=phase: _pod_progress(cluster, namespace, pod) == PROGRESS[p])
         # An object without its owner reference is adopted, after a read of the owner.
         cluster.patch(DEPLOYMENT, namespace, "raw-engine", {"metadata": {"ownerReferences": None}})
         eventually(lambda: owners(cluster.stored(DEPLOYMENT, namespace, "raw-engine")) != [])
