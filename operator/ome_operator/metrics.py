@@ -77,6 +77,12 @@ class Metrics:
             ["result"],
             registry=registry,
         )
+        self.replica_passes = Counter(
+            "ome_inferencereplica_reconcile_total",
+            "InferenceReplica controller passes (result: success|error), beyond S10.",
+            ["result"],
+            registry=registry,
+        )
         self.webhook_requests = Counter(
             "ome_webhook_requests_total",
             "Admission reviews (kind of the object, operation, allowed: true|false).",
@@ -104,6 +110,9 @@ class Metrics:
     def record_reconcile(self, result: str, seconds: float) -> None:
         self.reconciles.labels(result).inc()
         self.reconcile_seconds.labels(result).observe(seconds)
+
+    def record_replica_pass(self, failed: bool) -> None:
+        self.replica_passes.labels("error" if failed else "success").inc()
 
     def record_component_error(self, component: str, reason: str) -> None:
         self.component_errors.labels(component, reason).inc()

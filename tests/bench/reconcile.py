@@ -1,4 +1,6 @@
-"""Reconcile benchmark (issue: the operator): 1,000 InferenceServices against 200 runtimes.
+"""Reconcile benchmark (issue: the operator): 1,000 InferenceServices against 200 runtimes,
+a third of them OMENative with a leader and 2 workers (the InferenceReplica controller makes
+their pods).
 
 The API server is the kmock-based emulator of the tests, run in a process of its own
 (``emulator_process.py``) so that the operator's CPU, and not the emulator's, is what the
@@ -12,7 +14,10 @@ Prints, as its last lines:
     api requests per reconcile: <x> (lists: <y>)
     converge: <t> s, bare writes: <b> s, ratio <t/b>
 
-Targets: 0 list requests per reconcile, ratio <= 2. Not part of the tests:
+A reconcile is a pass of either controller (InferenceService or InferenceReplica); the line
+before them compares the writes with their physical minimum (every object created once, every
+status written once per change it goes through). Targets: 0 list requests per
+reconcile, ratio <= 2. Not part of the tests:
 
     python tests/bench/reconcile.py [--isvcs 1000] [--runtimes 200] [--workers 4] [--controlplane]
 
@@ -80,9 +85,19 @@ def _runtimes(count: int) -> list[dict[str, Any]]:
     return found
 
 
+_RUNNER = {"name": "ome-container", "image": "vllm:leader"}
+#: A third of the InferenceServices: OMENative, a leader and 2 workers per Instance.
+_LEADER_WORKER = {"leader": {"runner": _RUNNER}, "worker": {"size": 2, "runner": _RUNNER}}
+
+
 def _isvcs(count: int) -> list[dict[str, Any]]:
     return [
-        isvc_manifest(f"chat-{i:04d}", namespace=NAMESPACES[i % len(NAMESPACES)], model="llama")
+        isvc_manifest(
+            f"chat-{i:04d}",
+            namespace=NAMESPACES[i % len(NAMESPACES)],
+            model="llama",
+            **({"deploymentMode": "OMENative", "engine": _LEADER_WORKER} if i % 3 == 2 else {}),
+        )
         for i in range(count)
     ]
 
@@ -105,6 +120,8 @@ def _collection(obj: dict[str, Any]) -> str:
         "Deployment": "deployments",
         "Service": "services",
         "PodDisruptionBudget": "poddisruptionbudgets",
+        "InferenceReplica": "inferencereplicas",
+        "Pod": "pods",
     }[kind]
     root = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
     namespace = obj["metadata"].get("namespace")
@@ -121,6 +138,8 @@ def _create_all(api: KubeApi, objects: list[dict[str, Any]], workers: int) -> No
 def _patch_statuses(
     api: KubeApi, statuses: list[tuple[dict[str, Any], dict[str, Any]]], workers: int
 ) -> None:
+    """Each object's status, through its status subresource."""
+
     def patch(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
         isvc, status = pair
         api.merge_patch(isvc, {"status": status}, subresource="status")
@@ -228,10 +247,20 @@ def _all(api: KubeApi, path: str) -> list[dict[str, Any]]:
 
 
 def _converged(operator: RunningOperator, expected: int) -> bool:
-    """Every InferenceService's status, as the operator's watch sees it, names its runtime
-    (read from the operator's cache: polling the API would load the process measured)."""
+    """Every InferenceService's status, as the operator's watch sees it, names its runtime, and
+    an OMENative one's mirrors its InferenceReplica's once every pod was seen (read from the
+    operator's cache: polling the API would load the process measured)."""
     seen = list(operator.controller.isvcs.values())
-    return len(seen) >= expected and all("runtime" in (i.get("status") or {}) for i in seen)
+    return len(seen) >= expected and all(_settled(i.get("status") or {}) for i in seen)
+
+
+def _settled(status: dict[str, Any]) -> bool:
+    engine = (status.get("components") or {}).get("engine") or {}
+    if "runtime" not in status:
+        return False
+    return engine.get("deploymentMode") != "OMENative" or "updatedReplicas" in (
+        engine.get("lifecycle") or {}
+    )
 
 
 def _owned(api: KubeApi) -> list[dict[str, Any]]:
@@ -240,6 +269,8 @@ def _owned(api: KubeApi) -> list[dict[str, Any]]:
         "/apis/apps/v1/deployments",
         "/api/v1/services",
         "/apis/policy/v1/poddisruptionbudgets",
+        "/apis/ome.io/v1beta1/inferencereplicas",
+        "/api/v1/pods",
     ):
         for item in _all(api, path):
             if "ome.io/inferenceservice" in (item["metadata"].get("labels") or {}):
@@ -293,7 +324,15 @@ async def _operator_phase(
                 operator.metric("ome_inferenceservice_reconcile_total", result=r)
                 for r in ("success", "error", "parked")
             )
+            replica_passes = sum(
+                operator.metric("ome_inferencereplica_reconcile_total", result=r)
+                for r in ("success", "error")
+            )
         objects = await asyncio.to_thread(_owned, api)
+        replica_statuses = [
+            (_plain(r), r.get("status") or {})
+            for r in await asyncio.to_thread(_all, api, "/apis/ome.io/v1beta1/inferencereplicas")
+        ]
         statuses = {
             (i["metadata"]["namespace"], i["metadata"]["name"]): i.get("status") or {}
             for i in await asyncio.to_thread(_all, api, "/apis/ome.io/v1beta1/inferenceservices")
@@ -302,13 +341,19 @@ async def _operator_phase(
     requests = sum(n for key, n in window.items() if not key.startswith("WATCH"))
     lists = sum(n for key, n in window.items() if key.startswith("LIST"))
     writes = sum(n for key, n in window.items() if key.split()[0] in ("CREATE", "UPDATE", "DELETE"))
+    by_kind = {
+        k: n for k, n in sorted(window.items()) if k.split()[0] in ("CREATE", "UPDATE", "DELETE")
+    }
+    print("operator writes: " + ", ".join(f"{k} {n}" for k, n in by_kind.items()))
     stats = {
         "requests": requests,
         "lists": lists,
         "writes": writes,
         "reconciles": reconciles,
+        "replica_passes": replica_passes,
         "objects": objects,
         "statuses": statuses,
+        "replica_statuses": replica_statuses,
     }
     return converge, stats
 
@@ -329,6 +374,7 @@ async def _bare_phase(
         await asyncio.to_thread(_create_all, api, isvcs, options.workers)
         await asyncio.to_thread(_create_all, api, stats["objects"], options.workers)
         await asyncio.to_thread(_patch_statuses, api, statuses, options.workers)
+        await asyncio.to_thread(_patch_statuses, api, stats["replica_statuses"], options.workers)
         bare = time.perf_counter() - started
     print(f"api server cpu (bare phase, incl. seeding): {emulator.cpu_seconds:.1f} s")
     return bare
@@ -338,15 +384,26 @@ async def _main(options: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         converge, stats = await _operator_phase(options, pathlib.Path(tmp))
         bare = await _bare_phase(options, pathlib.Path(tmp), stats)
-    reconciles = max(stats["reconciles"], 1)
+    reconciles = max(stats["reconciles"] + stats["replica_passes"], 1)
+    replicas = len(stats["replica_statuses"])
+    # Every object created once; a status per InferenceService and one more per OMENative one
+    # (when its InferenceReplica's counts arrive); an InferenceReplica's status per phase its
+    # Instance goes through here (Creating, then Pending: no kubelet makes a pod ready).
+    minimum = len(stats["objects"]) + len(stats["statuses"]) + replicas + 2 * replicas
     server = "real control plane" if options.controlplane else "emulator"
     print(
         f"isvcs: {options.isvcs}, runtimes: {options.runtimes}, workers: {options.workers}, "
         f"api server: {server}"
     )
     print(
-        f"reconciles: {int(stats['reconciles'])}, operator requests: {stats['requests']} "
-        f"(writes: {stats['writes']}, watches not counted)"
+        f"reconciles: {int(stats['reconciles'])} InferenceService, "
+        f"{int(stats['replica_passes'])} InferenceReplica; operator requests: "
+        f"{stats['requests']} (writes: {stats['writes']}, watches not counted)"
+    )
+    print(
+        f"writes: {stats['writes']}, physical minimum: {minimum} ({len(stats['objects'])} objects"
+        f" created, {len(stats['statuses']) + replicas} InferenceService and {2 * replicas}"
+        " InferenceReplica statuses)"
     )
     print(
         f"api requests per reconcile: {stats['requests'] / reconciles:.2f} "

@@ -6,13 +6,24 @@ deleting the InferenceService removes every pod through the garbage collector.""
 from __future__ import annotations
 
 import copy
+import pathlib
 from typing import Any
 
 import pytest
+import yaml
 
 from ome_operator.cli.render import render_report
 from ome_operator.cluster.applying import is_subset
-from tests.controlplane.scenarios import RUNNER, converged, isvc, model, runtime, seed, status
+from tests.controlplane.scenarios import (
+    RUNNER,
+    admitted,
+    converged,
+    isvc,
+    model,
+    runtime,
+    seed,
+    status,
+)
 from tests.support.installed_cluster import ISVC, PDB, REPLICA, SERVICE, eventually
 
 pytestmark = pytest.mark.controlplane
@@ -20,13 +31,14 @@ pytestmark = pytest.mark.controlplane
 POD = "v1/pods"
 WORKER = {"name": "ome-container", "image": "vllm:1"}
 LEADER_WORKER = {"leader": {"runner": RUNNER}, "worker": {"size": 2, "runner": WORKER}}
+MIGRATION = "llama-3-3-70b-instruct-omenative-migration.yaml"
 MULTI = ["chat-engine-0-leader-0", "chat-engine-0-worker-0", "chat-engine-0-worker-1"]
 
 
-def pods(cluster, namespace: str) -> dict[str, dict[str, Any]]:
+def pods(cluster, namespace: str, isvc: str = "chat") -> dict[str, dict[str, Any]]:
     return {
         pod["metadata"]["name"]: pod
-        for pod in cluster.list(POD, namespace, "ome.io/inferenceservice=chat")
+        for pod in cluster.list(POD, namespace, f"ome.io/inferenceservice={isvc}")
         if not pod["metadata"].get("deletionTimestamp")
     }
 
@@ -244,3 +256,38 @@ def test_scaling_picks_indexes_and_deleting_the_service_removes_every_pod(
     cluster.delete(ISVC, namespace, "chat")
     eventually(lambda: cluster.list(POD, namespace) == [], timeout=60)
     eventually(lambda: cluster.get(REPLICA, namespace, "chat-engine") is None)
+
+
+SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "manifests" / "samples"
+
+
+def test_the_migration_sample_runs_as_render_prints_it(cluster, namespace, operator):
+    """docs/migrating-from-multinode.md: the MultiNode runtime's OMENative copy, in the test's
+    namespace; its pods carry the OME_* variables its commands use, and no LWS_* one."""
+    sample = list(yaml.safe_load_all((SAMPLES / MIGRATION).read_text()))
+    for obj in sample:
+        obj["metadata"]["namespace"] = namespace
+    model = yaml.safe_load((SAMPLES / "clusterbasemodel-llama-3-3-70b-instruct.yaml").read_text())
+    cluster.apply(model, sample[0])
+    admitted(cluster, sample[1])
+    names = ["llama-3-70b-engine-0-leader-0", "llama-3-70b-engine-0-worker-0"]
+    live = eventually(
+        lambda: (
+            (found := pods(cluster, namespace, "llama-3-70b")) and sorted(found) == names and found
+        )
+    )
+    report = render_report([model, *sample], now="2026-01-01T00:00:00Z")
+    expected = {
+        obj["metadata"]["name"]: obj
+        for item in report["items"]
+        for obj in item["objects"]
+        if obj["kind"] == "Pod"
+    }
+    for name, pod in live.items():
+        want = without_owner_uids(expected[name])
+        got = without_token_volume(without_owner_uids(pod))
+        assert is_subset(want, got), first_difference(want, got)
+        env = [e["name"] for e in pod["spec"]["containers"][0]["env"]]
+        assert [e for e in env if e.startswith("LWS_")] == []
+    selector = cluster.stored(SERVICE, namespace, "llama-3-70b-engine")["spec"]["selector"]
+    assert selector["ome.io/runner"] == "leader"

@@ -187,6 +187,21 @@ SAMPLES_SUMMARY = [
         ],
     ),
     (
+        "llama-migration",
+        "llama-3-70b",
+        True,
+        [],
+        [
+            ("InferenceReplica", "llama-3-70b-engine"),
+            ("Pod", "llama-3-70b-engine-0-leader-0"),
+            ("Pod", "llama-3-70b-engine-0-worker-0"),
+            ("Service", "llama-3-70b-engine"),
+            ("Service", "llama-3-70b-engine-headless"),
+            ("PodDisruptionBudget", "llama-3-70b-engine"),
+            ("Service", "llama-3-70b"),
+        ],
+    ),
+    (
         "llama-small",
         "llama-3-2-1b-instruct",
         True,
@@ -214,6 +229,55 @@ SAMPLES_SUMMARY = [
         ],
     ),
 ]
+
+
+def test_the_migrated_runtime_gives_pods_the_ome_variables_and_no_lws_ones() -> None:
+    migration = SAMPLES / "llama-3-3-70b-instruct-omenative-migration.yaml"
+    model = SAMPLES / "clusterbasemodel-llama-3-3-70b-instruct.yaml"
+    multinode = SAMPLES / "clusterservingruntime-multinode.yaml"
+    code, out, _ = render(
+        "-f", str(migration), "-f", str(model), "-f", str(multinode), "--now", NOW
+    )
+    (item,) = yaml.safe_load(out)["items"]
+    pods = [obj for obj in item["objects"] if obj["kind"] == "Pod"]
+    found = {}
+    for pod in pods:
+        (container,) = pod["spec"]["containers"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        found[pod["metadata"]["name"]] = (
+            [arg for arg in container["command"] if "$(" in arg and "MODEL_PATH" not in arg],
+            {
+                k: env[k]
+                for k in ("OME_LEADER_ADDRESS", "OME_INSTANCE_POD_COUNT", "OME_INSTANCE_POD_RANK")
+            },
+            sorted(k for k in env if k.startswith("LWS_")),
+        )
+    leader = "llama-3-70b-engine-0-leader-0.llama-3-70b-engine-headless"
+    args = ["$(OME_LEADER_ADDRESS):5000", "$(OME_INSTANCE_POD_COUNT)", "$(OME_INSTANCE_POD_RANK)"]
+    assert (code, item["status"]["components"]["engine"]["deploymentMode"], found) == (
+        0,
+        "OMENative",
+        {
+            "llama-3-70b-engine-0-leader-0": (
+                args,
+                {
+                    "OME_LEADER_ADDRESS": leader,
+                    "OME_INSTANCE_POD_COUNT": "2",
+                    "OME_INSTANCE_POD_RANK": "0",
+                },
+                [],
+            ),
+            "llama-3-70b-engine-0-worker-0": (
+                args,
+                {
+                    "OME_LEADER_ADDRESS": leader,
+                    "OME_INSTANCE_POD_COUNT": "2",
+                    "OME_INSTANCE_POD_RANK": "1",
+                },
+                [],
+            ),
+        },
+    )
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,11 @@ cache (it listens to their changes), and a watch of its own over the OMENative p
 the pure core (``core.instances.plan_instances``) what to do, then writes, in a worker thread:
 pods created (with an owner reference to the InferenceReplica), pods deleted (only the pod of
 that uid), the ``ome.io/serving`` condition of pods (``pods/status``), and the InferenceReplica's
-status when it differs. A create refused because the pod exists, or a delete of a pod gone or
-replaced, is no failure: pod names are the Instances' identity, so no pod is made twice. Other
-failures come back with backoff.
+status when it differs. A pod it created counts as there until the watch shows it
+(``EXPECTATION_SECONDS`` at most), so a pass in between does not create it again; a create
+refused because the pod exists, or a delete of a pod gone or replaced, is no failure: pod names
+are the Instances' identity, so no pod is ever made twice. Answers go to the caches on the
+event loop, after the pass. Other failures come back with backoff.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..cluster.api import KubeApi
@@ -27,18 +31,22 @@ from ..cluster.resources import resource_named
 from ..core.instances import InstancePlan, plan_instances
 from ..core.rendering.instance_pods import SERVING_GATE
 from ..core.rendering.metadata import MANAGED_BY
+from ..metrics import Metrics
 from .owned import KindCache, OwnedObjects
 from .queue import Backoff, WorkQueue
 from .watches import Watched, Watches, object_key
 from .workers import Workers
 from .writing import now
 
-__all__ = ["POD_SELECTOR", "ReplicaController", "controlling_replica"]
+__all__ = ["EXPECTATION_SECONDS", "POD_SELECTOR", "ReplicaController", "controlling_replica"]
 
 logger = logging.getLogger("ome_operator.replicas")
 
 Key = tuple[str, str]
 
+#: Seconds a pod this controller created counts as there before the watch shows it (so a pass
+#: in between does not create it again), as client-go's controller expectations do.
+EXPECTATION_SECONDS = 30.0
 #: The pods this controller watches: the ones it makes.
 POD_SELECTOR = ",".join(f"{key}={value}" for key, value in MANAGED_BY.items())
 
@@ -61,8 +69,10 @@ class ReplicaController:
         *,
         workers: int = 2,
         backoff: Backoff | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.api_factory = api_factory
+        self.metrics = metrics
         self.replicas: KindCache = owned.caches["InferenceReplica"]
         owned.listen("InferenceReplica", self._replica_changed)
         self.pods = KindCache("Pod", self._pod_changed, owner=controlling_replica)
@@ -73,6 +83,9 @@ class ReplicaController:
         self.passes: Workers | None = None
         self._terminating: set[str] = set()
         self._starter: asyncio.Task[None] | None = None
+        #: Per InferenceReplica, the pods it created that the watch has not shown yet:
+        #: name -> (the created pod, until when it counts). Only the event loop touches it.
+        self._expected: dict[Key, dict[str, tuple[dict[str, Any], float]]] = {}
 
     @property
     def queue(self) -> WorkQueue:
@@ -150,19 +163,52 @@ class ReplicaController:
             return False
         if (replica.get("metadata") or {}).get("deletionTimestamp"):
             return False  # the garbage collector removes its pods
-        pods = list(self.pods.owned_by(*key).values())
-        plan = plan_instances(replica, pods, now=now())
-        return await asyncio.to_thread(self._write, key, replica, plan)
+        plan = plan_instances(replica, self._pods_of(key), now=now())
+        written = _Written()
+        failed = await asyncio.to_thread(self._write, key, replica, plan, written)
+        self._took(key, written)
+        if self.metrics is not None:
+            self.metrics.record_replica_pass(failed)
+        return failed
 
-    def _write(self, key: Key, replica: Mapping[str, Any], plan: InstancePlan) -> bool:
+    def _pods_of(self, key: Key) -> list[Mapping[str, Any]]:
+        """The pods of an InferenceReplica as the watch shows them, and those this controller
+        created that the watch has not shown yet (for ``EXPECTATION_SECONDS``)."""
+        seen = self.pods.owned_by(*key)
+        expected = self._expected.get(key, {})
+        clock = time.monotonic()
+        for name in [n for n, (_, until) in expected.items() if n in seen or until < clock]:
+            del expected[name]
+        if not expected:
+            self._expected.pop(key, None)
+        return [*seen.values(), *(body for body, _ in expected.values())]
+
+    def _took(self, key: Key, written: _Written) -> None:
+        """After a pass, on the event loop: what its writes answered goes to the caches."""
+        if written.created:
+            until = time.monotonic() + EXPECTATION_SECONDS
+            expected = self._expected.setdefault(key, {})
+            for pod in written.created:
+                expected[pod["metadata"]["name"]] = (pod, until)
+            # Should the watch never show them (created and deleted between two listings),
+            # a pass after the expectations end looks again.
+            self.queue.add_after(key, EXPECTATION_SECONDS)
+        for pod in written.patched:
+            self.pods.wrote(pod)
+        if written.status is not None:
+            self.replicas.wrote(written.status)
+
+    def _write(
+        self, key: Key, replica: Mapping[str, Any], plan: InstancePlan, written: _Written
+    ) -> bool:
+        """The pass's writes, in a worker thread; ``written`` collects the answers."""
         api = self.api_factory()
         try:
-            self._write_pods(api, replica, plan)
+            self._write_pods(api, replica, plan, written)
             for name, serving in plan.serving:
-                self._set_serving(api, replica, name, serving)
+                self._set_serving(api, replica, name, serving, written)
             if plan.status != (replica.get("status") or {}):
-                written = api.merge_patch(replica, {"status": plan.status}, "status")
-                self.replicas.wrote(written)
+                written.status = api.merge_patch(replica, {"status": plan.status}, "status")
         except ApiError as exc:
             if "NamespaceTerminating" in exc.causes:
                 self._terminating.add(key[0])  # its InferenceReplicas go with it
@@ -179,42 +225,60 @@ class ReplicaController:
             return True
         return False
 
-    def _write_pods(self, api: KubeApi, replica: Mapping[str, Any], plan: InstancePlan) -> None:
+    def _write_pods(
+        self, api: KubeApi, replica: Mapping[str, Any], plan: InstancePlan, written: _Written
+    ) -> None:
         namespace = (replica.get("metadata") or {}).get("namespace")
         created, deleted = [], []
-        for pod in plan.create:
-            try:
-                api.create(with_owner(pod, replica))
-            except Conflict as exc:
-                if exc.reason != "AlreadyExists":
-                    raise
-                continue  # made before; the watch shows it soon
-            created.append(pod["metadata"]["name"])
-        for ref in plan.delete:
-            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(namespace, ref.name)}
-            with contextlib.suppress(Conflict):  # that name is another pod now: not ours to end
-                api.delete(pod, uid=ref.uid)
-            deleted.append(ref.name)
-        if created or deleted:
-            logger.info(
-                "Instance pods written",
-                extra={
-                    "namespace": namespace,
-                    "inferenceReplica": (replica.get("metadata") or {}).get("name"),
-                    "created": created,
-                    "deleted": deleted,
-                },
-            )
+        try:
+            for pod in plan.create:
+                try:
+                    written.created.append(api.create(with_owner(pod, replica)))
+                except Conflict as exc:
+                    if exc.reason != "AlreadyExists":
+                        raise
+                    continue  # made before; the watch shows it soon
+                created.append(pod["metadata"]["name"])
+            for ref in plan.delete:
+                pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(namespace, ref.name)}
+                with contextlib.suppress(Conflict):  # that name is another pod now: not ours
+                    api.delete(pod, uid=ref.uid)
+                deleted.append(ref.name)
+        finally:
+            if created or deleted:
+                logger.info(
+                    "Instance pods written",
+                    extra={
+                        "namespace": namespace,
+                        "inferenceReplica": (replica.get("metadata") or {}).get("name"),
+                        "created": created,
+                        "deleted": deleted,
+                    },
+                )
 
     def _set_serving(
-        self, api: KubeApi, replica: Mapping[str, Any], name: str, serving: bool
+        self,
+        api: KubeApi,
+        replica: Mapping[str, Any],
+        name: str,
+        serving: bool,
+        written: _Written,
     ) -> None:
         namespace = (replica.get("metadata") or {}).get("namespace")
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(namespace, name)}
         gate = {"type": SERVING_GATE, "status": "True" if serving else "False"}
         patch = {"status": {"conditions": [{**gate, "lastTransitionTime": now()}]}}
         with contextlib.suppress(NotFound):  # gone meanwhile
-            self.pods.wrote(api.strategic_merge_patch(pod, patch, "status"))
+            written.patched.append(api.strategic_merge_patch(pod, patch, "status"))
+
+
+@dataclass
+class _Written:
+    """What one pass's writes answered: pods created, pods patched, the status written."""
+
+    created: list[dict[str, Any]] = field(default_factory=list)
+    patched: list[dict[str, Any]] = field(default_factory=list)
+    status: dict[str, Any] | None = None
 
 
 def _meta(namespace: str | None, name: str) -> dict[str, Any]:

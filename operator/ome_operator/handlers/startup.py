@@ -64,16 +64,17 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
             api.append(kube_api())
         return api[0]
 
+    metrics = metrics or Metrics()
     controller = Controller(
         api_factory=shared_api,
         config_source=ConfigSource(
             shared_api, options.operator_namespace, ttl=options.config_cache_ttl
         ),
-        metrics=metrics or Metrics(),
+        metrics=metrics,
         workers=options.workers,
     )
     controller.replicas = ReplicaController(
-        shared_api, controller.caches.objects, workers=options.workers
+        shared_api, controller.caches.objects, workers=options.workers, metrics=metrics
     )
     return controller
 

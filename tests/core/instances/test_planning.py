@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from ome_operator.core.instances.planning import NEW_INSTANCES_PER_PASS
 from tests.core.instances.replicas import pass_of, pods_of, replica_of, row
 
 SINGLE = replica_of()
@@ -293,3 +294,13 @@ ONE = replica_of(replicas=1)
 )
 def test_scaling(replica, pods, expected):
     assert pass_of(replica, pods) == expected
+
+
+def test_a_large_scale_up_goes_in_steps():
+    plan = pass_of(replica_of(replicas=500), [])
+    rows = plan["rows"]
+    assert (len(plan["create"]), rows[0], rows[-1]) == (
+        NEW_INSTANCES_PER_PASS,
+        (0, "Creating", 1),
+        (NEW_INSTANCES_PER_PASS - 1, "Creating", 1),
+    )

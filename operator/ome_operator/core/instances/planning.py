@@ -2,8 +2,9 @@
 InferenceReplica and its pods as the watch shows them.
 
 It keeps ``spec.replicas`` Instances (nil or 0: one). A new Instance takes the lowest free
-index; an Instance above the desired count goes (non-ready first, then the highest index),
-and keeps its index, phase ``Deleting``, until its pods are gone. An Instance whose pod failed,
+index (at most ``NEW_INSTANCES_PER_PASS`` new ones a pass); an Instance above the desired count
+goes (non-ready first, then the highest index), and keeps its index, phase ``Deleting``, until
+its pods are gone. An Instance whose pod failed,
 whose pod of a complete Instance disappeared, or whose template changed (OPEN-20) is recreated
 whole: its pods are deleted (phase ``Failed``), and once they are gone all are created again,
 incarnation + 1; a leader without its workers serves nothing. Pods missing from an Instance that
@@ -25,10 +26,13 @@ from ..rendering.instance_pods import render_instance_pods
 from .observed import ObservedPod, observed_pods
 from .status import InstanceState, replica_status
 
-__all__ = ["InstancePlan", "PodRef", "plan_instances"]
+__all__ = ["NEW_INSTANCES_PER_PASS", "InstancePlan", "PodRef", "plan_instances"]
 
 #: Phases of an Instance every pod of which existed.
 _COMPLETE = frozenset({"Ready", "Pending"})
+#: New Instances a pass starts at most: a scale to thousands goes in steps (each pass is
+#: followed by the watch events of the pods it made), so no pass grows with the desired count.
+NEW_INSTANCES_PER_PASS = 50
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,8 @@ def _scaled(
         going |= set(order[: len(active) - desired])
         active = [index for index in active if index not in going]
     taken, index = set(indexes), 0
-    while len(active) < desired:
+    wanted = min(desired, len(active) + NEW_INSTANCES_PER_PASS)
+    while len(active) < wanted:
         if index not in taken:
             active.append(index)
         index += 1
