@@ -1,0 +1,130 @@
+"""The InferenceReplica controller's writes against the emulator, on their own (no watch: the
+test feeds its caches, as a stale watch would): a pod it created counts as there until the watch
+shows it, a create of an existing pod and a delete of a pod replaced meanwhile are no failures,
+an unchanged status is not written again, and only pods it controls are found."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+from ome_operator.cluster.api import KubeApi
+from ome_operator.cluster.applying import with_owner
+from ome_operator.controller.owned import OwnedObjects
+from ome_operator.controller.replicas import ReplicaController, controlling_replica
+from ome_operator.core.rendering import render_instance_pods
+from tests.core.instances.replicas import replica_of
+from tests.integration.observing import requests
+from tests.support.kube_access import apply_object
+
+KEY = ("default", "chat-engine")
+LEADER_WORKER = ["chat-engine-0-leader-0", "chat-engine-0-worker-0", "chat-engine-0-worker-1"]
+
+
+@pytest.fixture
+def api(kubeconfig: str) -> KubeApi:
+    configuration = k8s_client.Configuration()
+    k8s_config.load_kube_config(kubeconfig, client_configuration=configuration)
+    return KubeApi(k8s_client.ApiClient(configuration))
+
+
+async def controller_with(kube, api: KubeApi, replica: dict[str, Any]) -> ReplicaController:
+    """A controller whose InferenceReplica cache holds ``replica`` as the server stored it."""
+    stored = await apply_object(kube, replica)
+    owned = OwnedObjects()
+    controller = ReplicaController(lambda: api, owned)
+    owned.caches["InferenceReplica"]._change(stored, deleted=False, report=False)
+    return controller
+
+
+def pod_writes(kube, since: int = 0) -> list[str]:
+    return [
+        f"{r.method.name} {r.url.path.rsplit('/', 1)[-1]}"
+        for r in requests(kube, since)
+        if "/pods" in r.url.path and r.method.name in ("POST", "DELETE", "PATCH")
+    ]
+
+
+async def test_a_pass_before_the_watch_shows_the_created_pods_creates_nothing(kube, api):
+    controller = await controller_with(kube, api, replica_of(workers=2))
+    assert await controller.process(KEY) is False
+    mark = len(list(kube))
+    assert await controller.process(KEY) is False  # the pod cache is still empty
+    assert (pod_writes(kube), pod_writes(kube, mark)) == (["POST pods"] * 3, [])
+
+
+async def test_a_pod_that_exists_already_is_no_failure(kube, api):
+    controller = await controller_with(kube, api, replica_of(workers=2))
+    replica = controller.replicas.named(*KEY)
+    await apply_object(kube, with_owner(render_instance_pods(replica, 0)[0], replica))
+    assert await controller.process(KEY) is False
+    assert pod_writes(kube) == ["POST pods"] * 4  # the test's, then three (one refused)
+
+
+async def test_the_same_status_is_not_written_twice(kube, api):
+    controller = await controller_with(kube, api, replica_of())
+    await controller.process(KEY)
+    status_writes = [r for r in requests(kube) if r.url.path.endswith("chat-engine/status")]
+    assert len(status_writes) == 1
+    await asyncio.sleep(0)  # the answer reaches the cache on the loop
+    controller._expected.clear()  # as if the watch had shown the pod
+    pod = next(iter(kube_pods(kube)))
+    controller.pods._change(pod, deleted=False, report=False)
+    await controller.process(KEY)
+    await controller.process(KEY)
+    writes = [r for r in requests(kube) if r.url.path.endswith("chat-engine/status")]
+    assert len(writes) == 2  # Creating, then Pending once the pod is seen; then nothing
+
+
+def kube_pods(kube) -> list[dict[str, Any]]:
+    return [
+        dict(versions.raw)
+        for (resource, _, _), versions in kube.objects.items()
+        if resource.plural == "pods" and not versions.deleted
+    ]
+
+
+async def test_a_pod_replaced_meanwhile_is_not_deleted(kube, api):
+    controller = await controller_with(kube, api, replica_of(replicas=1))
+    replica = controller.replicas.named(*KEY)
+    for index in (0, 1):
+        created = await apply_object(
+            kube, with_owner(render_instance_pods(replica, index)[0], replica)
+        )
+        if index == 1:  # the cache holds an older pod of that name: the pass's victim
+            created = {**created, "metadata": {**created["metadata"], "uid": "an-older-pod"}}
+        controller.pods._change(created, deleted=False, report=False)
+    mark = len(list(kube))
+    assert await controller.process(KEY) is False
+    assert pod_writes(kube, mark) == ["DELETE chat-engine-1-default-0"]  # answered 409
+    assert sorted(p["metadata"]["name"] for p in kube_pods(kube)) == [
+        "chat-engine-0-default-0",
+        "chat-engine-1-default-0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("references", "expected"),
+    [
+        pytest.param(
+            [{"kind": "InferenceReplica", "name": "chat-engine", "controller": True}],
+            "chat-engine",
+            id="its controller reference",
+        ),
+        pytest.param(
+            [{"kind": "InferenceReplica", "name": "chat-engine"}],
+            None,
+            id="an owner that is not its controller",
+        ),
+        pytest.param(
+            [{"kind": "ReplicaSet", "name": "x", "controller": True}], None, id="another kind"
+        ),
+        pytest.param([], None, id="no owner"),
+    ],
+)
+def test_a_pod_belongs_to_the_replica_that_controls_it(references, expected):
+    assert controlling_replica({"metadata": {"ownerReferences": references}}) == expected
