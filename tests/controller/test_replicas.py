@@ -107,6 +107,17 @@ async def test_a_pod_replaced_meanwhile_is_not_deleted(kube, api):
     ]
 
 
+async def test_a_replica_edited_out_of_shape_is_logged_and_left(kube, api, caplog):
+    replica = replica_of()
+    replica["spec"]["runners"][0]["template"]["spec"]["containers"] = ["not a container"]
+    controller = await controller_with(kube, api, replica)
+    assert await controller.process(KEY) is False
+    assert pod_writes(kube) == []
+    assert [(r.getMessage(), r.exc_info) for r in caplog.records] == [
+        ("InferenceReplica cannot be planned; waiting for it to change", None)
+    ]
+
+
 @pytest.mark.parametrize(
     ("references", "expected"),
     [

@@ -163,7 +163,20 @@ class ReplicaController:
             return False
         if (replica.get("metadata") or {}).get("deletionTimestamp"):
             return False  # the garbage collector removes its pods
-        plan = plan_instances(replica, self._pods_of(key), now=now())
+        try:
+            plan = plan_instances(replica, self._pods_of(key), now=now())
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            # Hand-edited beyond what its schema checks (a template that is not a pod's): the
+            # InferenceService controller writes it back; its change brings the next pass.
+            logger.error(
+                "InferenceReplica cannot be planned; waiting for it to change",
+                extra={
+                    "namespace": key[0],
+                    "inferenceReplica": key[1],
+                    "error": f"{type(exc).__name__}: {exc}",
+                },
+            )
+            return False
         written = _Written()
         failed = await asyncio.to_thread(self._write, key, replica, plan, written)
         self._took(key, written)
