@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from .cli.commands import Parser, UsageError, run_command
-from .cli.render import format_report, render_report
+from .cli.render import denied, format_report, render_report
 from .cluster.manifests import ManifestError, load_manifests
 from .core.operator_config import ConfigError
 from .models import InvalidResourceError
@@ -43,7 +43,20 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="A manifest file, a directory, or - for stdin",
     )
-    render.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    render.add_argument(
+        "-o",
+        "--output",
+        choices=("yaml", "json", "summary"),
+        default="yaml",
+        help="yaml or json: the whole report; summary: one line per InferenceService "
+        "(default: %(default)s)",
+    )
+    render.add_argument(
+        "--fail-on-denied",
+        action="store_true",
+        help=f"Exit {DENIED_EXIT} when admission denies an InferenceService (for CI), naming "
+        "each on stderr",
+    )
     render.add_argument(
         "--now", default=None, help="RFC 3339 time used for lastTransitionTime (default: now)"
     )
@@ -80,7 +93,11 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+#: Exit code of ``render --fail-on-denied`` when admission denies an InferenceService.
+DENIED_EXIT = 3
+
+
+def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     now = args.now or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
         datetime.datetime.fromisoformat(now.replace("Z", "+00:00"))
@@ -90,11 +107,17 @@ def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         ) from None
     report = render_report(load_manifests(args.filenames, stdin), now=now)
     stdout.write(format_report(report, args.output))
+    refused = denied(report)
+    if args.fail_on_denied and refused:
+        total = len(report["items"])
+        stderr.write(f"render: admission denies {len(refused)} of {total} InferenceServices: ")
+        stderr.write(", ".join(refused) + "\n")
+        return DENIED_EXIT
     return 0
 
 
-def _dispatch(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, _: TextIO) -> int:
-    return _run(args) if args.command == "run" else _render(args, stdin, stdout)
+def _dispatch(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    return _run(args) if args.command == "run" else _render(args, stdin, stdout, stderr)
 
 
 def main(

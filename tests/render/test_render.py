@@ -231,6 +231,42 @@ SAMPLES_SUMMARY = [
 ]
 
 
+SUMMARY = """\
+NAMESPACE         NAME                        ALLOWED   RUNTIME                                MODES                  OBJECTS
+llama-demo        llama-3-70b                 false     -                                      -                      0
+llama-demo        llama-3-70b-named-runtime   true      srt-llama-3-3-70b-instruct-multinode   engine=MultiNode       3
+llama-migration   llama-3-70b                 true      srt-llama-3-3-70b-instruct-omenative   engine=OMENative       7
+llama-small       llama-3-2-1b-instruct       true      vllm-llama-small                       engine=RawDeployment   4
+qwen              qwen3-multi-node            true      srt-qwen3-multi-node                   engine=OMENative       7
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        pytest.param((), (0, SUMMARY, ""), id="a summary line per InferenceService"),
+        pytest.param(
+            ("--fail-on-denied",),
+            (
+                3,
+                SUMMARY,
+                "render: admission denies 1 of 5 InferenceServices: llama-demo/llama-3-70b\n",
+            ),
+            id="--fail-on-denied exits 3 and names the denied ones",
+        ),
+    ],
+)
+def test_the_summary_and_failing_on_denials(flags, expected) -> None:
+    assert render("-f", str(SAMPLES), "-o", "summary", *flags) == expected
+
+
+def test_fail_on_denied_passes_when_all_are_admitted() -> None:
+    code, _, err = render(
+        "-f", str(SAMPLES / "llama-3-2-1b-instruct-raw-deployment.yaml"), "--fail-on-denied"
+    )
+    assert (code, err) == (0, "")
+
+
 def test_the_migrated_runtime_gives_pods_the_ome_variables_and_no_lws_ones() -> None:
     migration = SAMPLES / "llama-3-3-70b-instruct-omenative-migration.yaml"
     model = SAMPLES / "clusterbasemodel-llama-3-3-70b-instruct.yaml"
@@ -362,8 +398,8 @@ def test_bad_input_is_an_error_without_a_traceback(
         pytest.param(
             ("-f", "-", "-o", "wide"),
             "",
-            "argument -o/--output: invalid choice: 'wide' (choose from 'yaml', 'json')",
-            id="an output format other than yaml or json",
+            "argument -o/--output: invalid choice: 'wide' (choose from 'yaml', 'json', 'summary')",
+            id="an output format other than yaml, json or summary",
         ),
     ],
 )

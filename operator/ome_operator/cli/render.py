@@ -39,8 +39,9 @@ from ..models import (
 from ..models.base import field_path, shown
 from ..models.limits import nesting_problem
 from ..models.resources import display_name
+from .tables import format_table
 
-__all__ = ["render_report"]
+__all__ = ["SUMMARY_HEADERS", "denied", "format_report", "render_report"]
 
 API_VERSION = "cli.ome.io/v1alpha1"
 
@@ -227,7 +228,38 @@ def render_report(objects: Sequence[Mapping[str, Any]], *, now: str) -> dict[str
     return {"apiVersion": API_VERSION, "kind": "RenderReport", "items": items}
 
 
+#: Columns of ``render -o summary``: one line per InferenceService.
+SUMMARY_HEADERS = ("NAMESPACE", "NAME", "ALLOWED", "RUNTIME", "MODES", "OBJECTS")
+
+
 def format_report(report: Mapping[str, Any], output: str) -> str:
     if output == "json":
         return json.dumps(report, indent=2) + "\n"
+    if output == "summary":
+        return format_table(SUMMARY_HEADERS, [_summary_row(item) for item in report["items"]])
     return yaml.safe_dump(report, sort_keys=False, allow_unicode=True)
+
+
+def _summary_row(item: Mapping[str, Any]) -> list[str]:
+    """Whether admission allows it, the runtime it runs on, each component's mode
+    (``engine=OMENative``) and how many objects the pass writes (pods included)."""
+    status = item.get("status") or {}
+    runtime = (status.get("runtime") or {}).get("name") or "-"
+    modes = ",".join(
+        f"{name}={component['deploymentMode']}"
+        for name, component in (status.get("components") or {}).items()
+        if component.get("deploymentMode")
+    )
+    isvc = item["inferenceService"]
+    allowed = "true" if item["admission"]["allowed"] else "false"
+    counts = str(len(item["objects"]))
+    return [isvc["namespace"], isvc["name"], allowed, runtime, modes or "-", counts]
+
+
+def denied(report: Mapping[str, Any]) -> list[str]:
+    """``namespace/name`` of every InferenceService admission denies, in report order."""
+    return [
+        f"{item['inferenceService']['namespace']}/{item['inferenceService']['name']}"
+        for item in report["items"]
+        if not item["admission"]["allowed"]
+    ]
