@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from . import version_line
 from .cli.commands import Parser, UsageError, run_command
 from .cli.render import denied, format_report, render_report
 from .cluster.manifests import ManifestError, load_manifests
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"Exit {DENIED_EXIT} when admission denies an InferenceService (for CI), naming "
         "each on stderr",
     )
+    commands.add_parser("version", help="Print the version of ome-operator")
     render.add_argument(
         "--now", default=None, help="RFC 3339 time used for lastTransitionTime (default: now)"
     )
@@ -117,6 +119,9 @@ def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
 
 
 def _dispatch(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    if args.command == "version":
+        stdout.write(version_line("ome-operator"))
+        return 0
     return _run(args) if args.command == "run" else _render(args, stdin, stdout, stderr)
 
 

@@ -16,17 +16,34 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-__all__ = ["Parser", "UsageError", "run_command"]
+__all__ = ["BareCommand", "Parser", "UsageError", "run_command"]
 
 
 class UsageError(ValueError):
     """A command line that cannot run; printed as ``error: <message>``, exit 1."""
 
 
+class BareCommand(Exception):
+    """A command given without its subcommand: its help is printed, and it exits 0."""
+
+    def __init__(self, help_text: str) -> None:
+        super().__init__(help_text)
+        self.help_text = help_text
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, with usage errors raised as UsageError instead of exiting 2."""
+    """argparse, with usage errors raised as UsageError instead of exiting 2, and the help of a
+    command given without its subcommand (``kubectl ome``, ``kubectl ome runtime``)."""
 
     def error(self, message: str) -> NoReturn:
+        missing = message.removeprefix("the following arguments are required: ")
+        subcommands = {
+            action.dest
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction)
+        }
+        if missing in subcommands:
+            raise BareCommand(self.format_help())
         raise UsageError(message)
 
 
@@ -46,6 +63,9 @@ def run_command(
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     try:
         return run(parser.parse_args(argv), stdin, stdout, stderr)
+    except BareCommand as bare:
+        stdout.write(bare.help_text)
+        return 0
     except UsageError as exc:
         print(f"error: {exc}", file=stderr)
         return usage_status

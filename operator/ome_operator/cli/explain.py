@@ -6,8 +6,11 @@ from the same selection core the controller and the webhook run.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
+
+import yaml
 
 from ..cluster.fetching import read_model, read_runtimes
 from ..cluster.objects import ObjectReader
@@ -19,12 +22,17 @@ from .commands import UsageError
 from .effective import context_rows
 from .tables import format_explain_table, format_table
 
-__all__ = ["ExplainRequest", "explain_rows", "run_explain"]
+__all__ = ["OUTPUTS", "ExplainRequest", "explain_document", "explain_rows", "run_explain"]
 
 _EXPLICIT_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
 _NO_RUNTIMES = "No serving runtimes found in the selected namespace or at cluster scope."
 _NO_RUNTIMES_FOR_SELECTOR = "No serving runtimes found for selector."
 _CONTEXT_TITLE = "Effective context (separate observation; selector verdict unchanged):"
+
+
+#: ``-o`` values: the S12 table, or every row as one document (reasons unwrapped).
+OUTPUTS = ("table", "json", "yaml")
+API_VERSION = "cli.ome.io/v1alpha1"
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,7 @@ class ExplainRequest:
     isvc: str | None = None
     ome_namespace: str = "ome"
     with_effective: bool = False
+    output: str = "table"
 
     def validate(self) -> None:
         """S12.3 argument errors."""
@@ -40,6 +49,12 @@ class ExplainRequest:
             raise UsageError("exactly one of --model or --isvc is required")
         if self.with_effective and self.isvc is None:
             raise UsageError("--with-effective requires --isvc")
+        if self.output not in OUTPUTS:
+            raise UsageError(
+                f'unknown output format "{self.output}": use one of {", ".join(OUTPUTS)}'
+            )
+        if self.with_effective and self.output != "table":
+            raise UsageError("--with-effective prints a table: it cannot be used with -o")
 
 
 def explain_rows(selection: Selection) -> list[list[str]]:
@@ -54,6 +69,40 @@ def explain_rows(selection: Selection) -> list[list[str]]:
         else:
             rows.append([verdict.runtime.name, scope, "No", "-", "-", verdict.reason])
     return rows
+
+
+def explain_document(
+    selection: Selection | None, model: str, isvc: str | None, namespace: str
+) -> dict[str, Any]:
+    """Every row of the table as data: ``compatible``, ``priority`` and ``weight`` as values
+    (null where the table shows ``-``), the whole reason."""
+    runtimes = []
+    for verdict in selection.verdicts if selection is not None else ():
+        match = verdict.first_match if verdict.qualifies else None
+        runtimes.append(
+            {
+                "name": verdict.runtime.name,
+                "scope": "Cluster" if verdict.runtime.is_cluster else "Namespaced",
+                "compatible": verdict.qualifies,
+                "priority": explain_priority(match) if match is not None else None,
+                "weight": explain_weight(match) if match is not None else None,
+                "reason": None if verdict.qualifies else verdict.reason,
+            }
+        )
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "RuntimeExplanation",
+        "namespace": namespace,
+        "model": model,
+        "inferenceService": isvc,
+        "runtimes": runtimes,
+    }
+
+
+def _formatted(document: dict[str, Any], output: str) -> str:
+    if output == "json":
+        return json.dumps(document, indent=2) + "\n"
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
 
 
 def run_explain(
@@ -79,10 +128,16 @@ def run_explain(
     if isvc is not None and isvc.spec.runtime is not None:
         print(_EXPLICIT_NOTE, file=stderr)
     catalog = RuntimeCatalog.of(read_runtimes(reader, namespace))
+    selection = None
     if len(catalog) == 0:
         print(_NO_RUNTIMES_FOR_SELECTOR if request.with_effective else _NO_RUNTIMES, file=stderr)
     else:
         selection = run_selection(model.spec, model.name, isvc, catalog, namespace)
+    if request.output != "table":
+        document = explain_document(selection, model.name, request.isvc, namespace)
+        stdout.write(_formatted(document, request.output))
+        return
+    if selection is not None:
         stdout.write(format_explain_table(explain_rows(selection), width))
     if request.with_effective:
         if len(catalog):

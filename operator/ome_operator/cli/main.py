@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from .. import version_line
 from ..cluster.connection import ConnectionFlags
 from ..cluster.manifests import ManifestError, ManifestReader
 from ..cluster.objects import ObjectReader, ReadError
@@ -102,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="Append bounded effective context for --isvc (auto scan: 1,000 items/2 pages)",
     )
+    explain.add_argument(
+        "-o",
+        "--output",
+        default="table",
+        help="Output format: table, json or yaml (every row, reasons whole) (default: %(default)s)",
+    )
     _connection_flags(explain)
 
     effective = verbs.add_parser(
@@ -115,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", default="table", help="Output format: table, wide, json or yaml"
     )
     _connection_flags(effective)
+    commands.add_parser("version", help="Print the version of kubectl-ome")
     return parser
 
 
@@ -155,9 +163,14 @@ def _reader(args: argparse.Namespace, stdin: TextIO) -> tuple[ObjectReader, str]
 
 
 def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    if args.command == "version":
+        stdout.write(version_line("kubectl-ome"))
+        return 0
     reader, namespace = _reader(args, stdin)
     if args.verb == "explain":
-        request = ExplainRequest(args.model, args.isvc, args.ome_namespace, args.with_effective)
+        request = ExplainRequest(
+            args.model, args.isvc, args.ome_namespace, args.with_effective, args.output
+        )
         request.validate()
         run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
         return 0
