@@ -48,9 +48,22 @@ class Document:
         return api_version.rpartition("/")[0] if "/" in api_version else ""
 
 
+#: Below manifests/, what is not an object to apply: kustomize's own files, and the monitoring
+#: objects (Prometheus operator kinds, checked by tests/manifests/test_monitoring.py).
+NOT_OBJECTS = ("kustomization.yaml",)
+THIRD_PARTY = ("monitoring",)
+
+
 def yaml_files(folder: pathlib.Path = MANIFESTS) -> list[pathlib.Path]:
-    """Every YAML file below ``folder``, in the order ``kubectl apply -f`` reads them."""
-    return sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml"))
+    """Every YAML file of objects below ``folder``, in the order ``kubectl apply -f`` reads
+    them."""
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.suffix in (".yaml", ".yml")
+        and p.name not in NOT_OBJECTS
+        and not set(p.relative_to(MANIFESTS).parts) & set(THIRD_PARTY)
+    )
 
 
 @functools.cache

@@ -8,6 +8,7 @@ import shlex
 
 import kubernetes_validate
 import pytest
+import yaml
 
 from tests.manifests.manifest_files import (
     INSTALL_FOLDERS,
@@ -61,10 +62,11 @@ def _readme_install_command() -> list[str]:
     return shlex.split(match.group(0))
 
 
-def test_the_readme_applies_the_install_folders_in_order() -> None:
-    words = _readme_install_command()
-    files = [words[i + 1] for i, word in enumerate(words) if word == "-f"]
-    assert files == [f"manifests/{folder}/" for folder in INSTALL_FOLDERS]
+def test_the_readme_installs_with_the_kustomization_which_keeps_the_folders_in_order() -> None:
+    assert _readme_install_command() == ["kubectl", "apply", "-k", "manifests/"]
+    kustomization = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
+    folders = [r.split("/")[0] for r in kustomization["resources"] if r != "../config"]
+    assert list(dict.fromkeys(folders)) == list(INSTALL_FOLDERS)
 
 
 def test_in_install_order_each_namespace_is_created_before_anything_is_put_in_it() -> None:
@@ -106,7 +108,7 @@ def test_the_operator_runs_one_replica_recreated_never_two_at_once() -> None:
 def test_the_operator_container_runs_the_operator_image_and_command() -> None:
     container = _container()
     assert (container["image"], container["command"]) == (
-        "ome-operator:latest",
+        "ome-operator",  # its tag is set in one place: manifests/kustomization.yaml images:
         ["ome-operator", "run"],
     )
 

@@ -8,6 +8,8 @@ sees) or the REST API as the cluster admin.
 
 from __future__ import annotations
 
+import json
+import os
 import pathlib
 import time
 from collections.abc import Callable, Sequence
@@ -81,6 +83,30 @@ def webhook_configuration(port: int) -> dict[str, Any]:
     return config
 
 
+def loopback_overlay(folder: pathlib.Path, port: int) -> pathlib.Path:
+    """A kustomization over manifests/ whose webhooks call 127.0.0.1:``port`` (never through a
+    Service: its ClusterIP would be dialled)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    hooks = webhook_configuration(port)["webhooks"]
+    patch = [
+        {"op": "replace", "path": f"/webhooks/{n}/clientConfig", "value": hook["clientConfig"]}
+        for n, hook in enumerate(hooks)
+    ]
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(ROOT / "manifests", folder)],
+        "patches": [
+            {
+                "target": {"kind": "ValidatingWebhookConfiguration", "name": "ome-webhook-server"},
+                "patch": json.dumps(patch),
+            }
+        ],
+    }
+    (folder / "kustomization.yaml").write_text(yaml.safe_dump(kustomization), encoding="utf-8")
+    return folder
+
+
 @dataclass
 class Cluster:
     plane: ControlPlane
@@ -90,28 +116,16 @@ class Cluster:
 
     @classmethod
     def install(cls, plane: ControlPlane, folder: pathlib.Path) -> Cluster:
-        """Apply ``manifests/`` (the webhook pointed at loopback), the operator configuration
-        and a LeaderWorkerSet CRD; a kubeconfig with a token of the operator's ServiceAccount."""
-        manifests = ROOT / "manifests"
+        """``kubectl apply -k`` of the shipped install (manifests/kustomization.yaml) through an
+        overlay that points the webhook at loopback, after a LeaderWorkerSet CRD; a kubeconfig
+        with a token of the operator's ServiceAccount."""
         plane.kubectl(
-            "apply",
-            "-f",
-            str(manifests / "crds"),
-            "-f",
-            str(manifests / "rbac"),
-            "-f",
-            str(ROOT / "tests" / "controlplane" / "leaderworkerset-crd.yaml"),
-        )
-        plane.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
-        plane.kubectl(
-            "apply",
-            "-f",
-            str(manifests / "operator"),
-            "-f",
-            str(ROOT / "config" / "inferenceservice-config.yaml"),
+            "apply", "-f", str(ROOT / "tests" / "controlplane" / "leaderworkerset-crd.yaml")
         )
         port = free_port()
-        plane.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(webhook_configuration(port)))
+        overlay = loopback_overlay(folder / "install", port)
+        plane.kubectl("apply", "-k", str(overlay))
+        plane.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
         token = plane.token("ome-operator", "ome")
         kubeconfig = write_kubeconfig(
             folder / "operator.kubeconfig", plane.url, plane.ca_file, token
