@@ -2,6 +2,11 @@
 and the endpoint that serves them; nothing else imports ``prometheus_client``.
 
 No label carries an object name. Tests pass their own ``CollectorRegistry`` to ``Metrics``.
+
+The API edge (``cluster``) reports through ``report_api_request`` and ``report_watch_failure``
+unless it is handed recorders of its own: they go to the process's metrics, the ``Metrics`` of
+the default registry once it is made (a process has at most one), and nowhere before that (the
+CLI, tests). This module imports nothing of the operator, so any layer may report to it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,32 @@ from collections.abc import Hashable, Iterable
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client import start_http_server as _start_http_server
 
-__all__ = ["Metrics", "serve_metrics"]
+from . import OME_VERSION, __version__
+
+__all__ = ["Metrics", "report_api_request", "report_watch_failure", "serve_metrics"]
+
+#: Seconds a key waits in a work queue: a pass takes up to seconds, a burst of changes queues
+#: every InferenceService (S9), so the tail reaches minutes.
+QUEUE_WAIT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0)
+#: Seconds an admission review takes: the API server gives the webhook 10 (S7).
+WEBHOOK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+#: The process's metrics (see the module); set by ``Metrics`` on the default registry.
+_process: Metrics | None = None
+
+
+def report_api_request(verb: str, code: int) -> None:
+    """One API request answered with HTTP status ``code`` (0: no answer), to the process's
+    metrics."""
+    if _process is not None:
+        _process.record_api_request(verb, code)
+
+
+def report_watch_failure(resource: str) -> None:
+    """One failed LIST or WATCH of ``resource`` (``<plural>.<group>``), to the process's
+    metrics."""
+    if _process is not None:
+        _process.record_watch_failure(resource)
 
 
 def serve_metrics(host: str, port: int) -> None:
@@ -24,6 +54,7 @@ class Metrics:
     """The operator's metrics, registered in one registry."""
 
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
+        global _process
         self._modes: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._mode_counts: collections.Counter[tuple[str, str]] = collections.Counter()
         self._unresolved: set[Hashable] = set()
@@ -96,6 +127,52 @@ class Metrics:
             ["warning"],
             registry=registry,
         )
+        self.webhook_seconds = Histogram(
+            "ome_webhook_request_duration_seconds",
+            "Seconds an admission review of CREATE or UPDATE took in its handler, waiting for "
+            "the first listings included (kind of the object, operation).",
+            ["kind", "operation"],
+            buckets=WEBHOOK_BUCKETS,
+            registry=registry,
+        )
+        self.queue_depth = Gauge(
+            "ome_workqueue_depth",
+            "Keys waiting in a work queue to be taken by a worker; not the ones in a pass or "
+            "waiting out a backoff (queue: inferenceservice|inferencereplica).",
+            ["queue"],
+            registry=registry,
+        )
+        self.queue_wait = Histogram(
+            "ome_workqueue_queue_duration_seconds",
+            "Seconds a key waited in a work queue, from being queued to being taken "
+            "(queue: inferenceservice|inferencereplica).",
+            ["queue"],
+            buckets=QUEUE_WAIT_BUCKETS,
+            registry=registry,
+        )
+        self.api_requests = Counter(
+            "ome_api_requests_total",
+            "Requests to the API server (verb: the HTTP method, WATCH for a watch stream; "
+            'code: the HTTP status, "0" when no answer came).',
+            ["verb", "code"],
+            registry=registry,
+        )
+        self.watch_failures = Counter(
+            "ome_watch_failures_total",
+            "Failed LISTs and WATCHes of the operator's informers, each retried with backoff "
+            "(resource: <plural>.<group>); an expired version (410 Gone) is no failure.",
+            ["resource"],
+            registry=registry,
+        )
+        self.build_info = Gauge(
+            "ome_build_info",
+            "Always 1 (version: of the ome-operator; ome: the OME release it follows).",
+            ["version", "ome"],
+            registry=registry,
+        )
+        self.build_info.labels(__version__, OME_VERSION).set(1)
+        if registry is REGISTRY:
+            _process = self
 
     def record_selection(
         self, source: str, outcome: str, scope: str, exclusions: Iterable[str] = ()
@@ -159,3 +236,20 @@ class Metrics:
         self.webhook_requests.labels(kind, operation, "true" if allowed else "false").inc()
         for warning in warnings:
             self.webhook_warnings.labels(warning).inc()
+
+    def record_admission_duration(self, kind: str, operation: str, seconds: float) -> None:
+        self.webhook_seconds.labels(kind, operation).observe(seconds)
+
+    # -- the controller runtime and the API edge -------------------------------------------------
+
+    def set_queue_depth(self, queue: str, depth: int) -> None:
+        self.queue_depth.labels(queue).set(depth)
+
+    def record_queue_wait(self, queue: str, seconds: float) -> None:
+        self.queue_wait.labels(queue).observe(seconds)
+
+    def record_api_request(self, verb: str, code: int) -> None:
+        self.api_requests.labels(verb, str(code)).inc()
+
+    def record_watch_failure(self, resource: str) -> None:
+        self.watch_failures.labels(resource).inc()

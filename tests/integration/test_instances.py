@@ -7,6 +7,7 @@ orphan, and the Instance converges."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import Any
 
@@ -22,8 +23,10 @@ from tests.integration.observing import (
     REPLICA,
     RUNNER,
     delete,
+    events_for,
     make_pods_ready,
     patch,
+    record_passes,
     requests,
     seed,
     status_of,
@@ -284,3 +287,29 @@ async def test_a_restart_between_the_leaders_create_and_its_workers(kube, kubeco
         await second.settled()
     assert settled_instances(kube) == CONVERGED
     assert pods(kube)[MULTI[0]]["metadata"]["uid"] == made["metadata"]["uid"]  # kept
+
+
+async def test_multinode_without_the_leader_worker_set_api_is_parked_with_a_reason(
+    kube, kubeconfig, monkeypatch
+):
+    del kube.resources["leaderworkerset.x-k8s.io/v1/leaderworkersets"]
+    multinode = {"annotations": {"ome.io/deploymentMode": "MultiNode"}, **LEADER_WORKER}
+    async with running_operator() as operator:
+        await seed(kube, operator, RUNTIME, MODEL)
+        passes = record_passes(operator, monkeypatch)
+        await apply_object(kube, isvc_manifest("chat", engine=multinode))
+        await eventually(lambda: engine_ready(kube)[1] == "LeaderWorkerSetNotInstalled")
+        await operator.settled()
+        await asyncio.sleep(0.5)  # longer than the test backoff: a retry would show
+        await operator.settled()
+    advice = (
+        "engine component runs as MultiNode, which needs the LeaderWorkerSet CRD "
+        "(leaderworkerset.x-k8s.io/v1); it is not installed: install it and restart the "
+        "operator, or move the component to OMENative"
+    )
+    events = [(e["type"], e["reason"], e["message"]) for e in events_for(kube, "chat")]
+    assert (engine_ready(kube), passes, events) == (
+        ("False", "LeaderWorkerSetNotInstalled", advice),
+        [("default", "chat")],
+        [("Warning", "LeaderWorkerSetNotInstalled", advice)],
+    )

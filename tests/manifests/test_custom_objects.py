@@ -21,7 +21,14 @@ from tests.support.crd_schema import (
     version_schema,
 )
 
-SAMPLES = documents(MANIFESTS / "samples")
+SAMPLES = tuple(doc for doc in documents(MANIFESTS / "samples") if doc.group == "ome.io")
+
+
+def test_the_samples_create_the_namespaces_they_use() -> None:
+    samples = documents(MANIFESTS / "samples")
+    created = {doc.name for doc in samples if doc.kind == "Namespace"}
+    used = {doc.namespace for doc in samples if doc.namespace is not None}
+    assert created == used
 
 
 def test_there_are_samples() -> None:

@@ -3,7 +3,8 @@ over the official ``kubernetes`` ApiClient (its configuration, credentials and c
 
 Objects stay plain dicts end to end (no model deserialisation). Every failure is one of the typed
 errors of ``errors`` (``NotFound``, ``Conflict``, ``Gone``, ``Refused``, ``Unreachable``...)
-carrying the HTTP status and the API server's message.
+carrying the HTTP status and the API server's message. Every request is counted by its verb and
+answer (``on_request``; by default, in the process's metrics).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from typing import Any
 import urllib3
 from kubernetes import client as k8s_client
 
+from ..metrics import report_api_request
 from .errors import ApiError, NotFound, TimedOut, Unreachable, api_error
 from .resources import resource_of
 
 __all__ = [
     "Decoder",
     "KubeApi",
+    "RequestRecorder",
     "newer_version",
     "object_path",
     "resource_version",
@@ -53,6 +56,13 @@ Decoder = Callable[[bytes], Any]
 #: A request timeout as the client library takes it: total seconds, (connect, read), or None.
 Timeout = float | tuple[float, float] | None
 
+#: Told of every request: its verb (the HTTP method, ``WATCH`` for a watch stream) and the HTTP
+#: status of its answer (0: no answer came).
+RequestRecorder = Callable[[str, int], None]
+
+#: The verb a watch stream is counted under (its HTTP method is GET).
+_WATCH = "WATCH"
+
 
 def _json(body: bytes) -> Any:
     return json.loads(body)
@@ -62,7 +72,7 @@ class KubeApi:
     """JSON in, JSON out; one place for timeouts, auth, decoding and error classification.
 
     ``decode`` reads every answer's body (the CLI's refuses bodies no API server sends);
-    ``timeout`` bounds each request.
+    ``timeout`` bounds each request; ``on_request`` counts each.
     """
 
     def __init__(
@@ -71,10 +81,12 @@ class KubeApi:
         timeout: Timeout = (5, 30),
         *,
         decode: Decoder = _json,
+        on_request: RequestRecorder = report_api_request,
     ):
         self._client = api_client
         self._timeout = timeout
         self._decode = decode
+        self._on_request = on_request
 
     @property
     def host(self) -> str:
@@ -96,7 +108,9 @@ class KubeApi:
         self, path: str, query: Mapping[str, str], *, read_timeout: float
     ) -> urllib3.BaseHTTPResponse:
         """A GET whose body the caller reads as it arrives (a watch); the caller closes it."""
-        response = self._send("GET", path, None, query=query, read_timeout=read_timeout)
+        response = self._send(
+            "GET", path, None, query=query, read_timeout=read_timeout, verb=_WATCH
+        )
         if response.status >= 400:
             self._answer("GET", path, response)  # raises the failure
         return response.response
@@ -110,7 +124,10 @@ class KubeApi:
         content_type: str = "application/json",
         query: Mapping[str, str] | None = None,
         read_timeout: float | None = None,
+        verb: str | None = None,
     ) -> Any:
+        """The response once its status came (its body unread); counted under ``verb``
+        (default: ``method``)."""
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
@@ -127,11 +144,14 @@ class KubeApi:
             connect = timeout[0] if isinstance(timeout, tuple) else timeout
             timeout = (connect, read_timeout) if connect else read_timeout
         try:
-            return self._client.call_api(
+            response = self._client.call_api(
                 method, url, headers, payload, post, _request_timeout=timeout
             )
         except urllib3.exceptions.HTTPError as exc:
+            self._on_request(verb or method, 0)
             raise _transport_failure(method, path, exc) from exc
+        self._on_request(verb or method, response.status)
+        return response
 
     def get(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         return self.request("GET", object_path(obj))

@@ -6,9 +6,10 @@ the listed resourceVersion and hands each change over as a ``Changed``, in batch
 arrive. A watch that ends is resumed from the last resourceVersion seen (bookmarks included);
 when the server no longer has that version (410 Gone) the collection is listed again, and the
 receiver works out what changed meanwhile; when it expires again before any change arrived,
-the next list waits a backoff. Every other failure is logged and retried with backoff, so
-nothing is lost. A collection the server does not serve (404) is handed over as empty until
-it is served. Objects are handed over without their ``managedFields``.
+the next list waits a backoff. Every other failure is logged, counted (``on_failure``; by
+default in the process's metrics) and retried with backoff, so nothing is lost. A collection
+the server does not serve (404) is handed over as empty until it is served. Objects are handed
+over without their ``managedFields``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..metrics import report_watch_failure
 from .api import KubeApi, resource_version
 from .errors import ApiError, Gone, NotFound, api_error
 from .resources import Resource
@@ -61,7 +63,8 @@ class Informer:
     """LIST and WATCH one kind in one namespace (None: all), handing messages to ``deliver``.
 
     ``deliver`` is called from the informer's thread with a list of messages; ``retry_delay``
-    gives the wait after the n-th consecutive failure.
+    gives the wait after the n-th consecutive failure; ``on_failure`` is told of each failure,
+    with the resource's ``<plural>.<group>``.
     """
 
     def __init__(
@@ -75,6 +78,7 @@ class Informer:
         label_selector: str | None = None,
         watch_seconds: int = WATCH_SECONDS,
         page_size: int = PAGE_SIZE,
+        on_failure: Callable[[str], None] = report_watch_failure,
     ) -> None:
         self.kind = kind
         self.namespace = namespace
@@ -85,6 +89,7 @@ class Informer:
         self._selector = {"labelSelector": label_selector} if label_selector else {}
         self._watch_seconds = watch_seconds
         self._page_size = page_size
+        self._on_failure = on_failure
         self._version: str | None = None
         #: Whether a change was handed over since the last listing.
         self._progressed = False
@@ -139,6 +144,7 @@ class Informer:
     def _failed(self, error: str, status: int, failures: int) -> None:
         if self._stopped.is_set():
             return
+        self._on_failure(self.kind.qualified)
         delay = self._retry_delay(failures)
         logger.warning(
             "Watch failed",

@@ -3,13 +3,20 @@
 A key is queued at most once; a key enqueued while it is being processed is processed again
 afterwards (never twice at the same time); failures come back after an exponential backoff that
 a later success resets.
+
+Given ``metrics``, a queue reports under its ``name`` how many keys wait to be taken (not the
+ones in a pass or waiting out a backoff) and how long each waited, from being queued (by
+``add``, a backoff ending, or a pass ending that a change came during) to being taken.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable
+import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+
+from ..metrics import Metrics
 
 __all__ = ["Backoff", "WorkQueue"]
 
@@ -26,14 +33,24 @@ class Backoff:
 
 
 class WorkQueue:
-    def __init__(self, backoff: Backoff = Backoff()) -> None:
+    def __init__(
+        self,
+        backoff: Backoff = Backoff(),
+        *,
+        name: str = "",
+        metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._ready: asyncio.Queue[Hashable] = asyncio.Queue()
-        self._queued: set[Hashable] = set()
+        #: Each key waiting to be taken, with the time it was queued.
+        self._queued: dict[Hashable, float] = {}
         self._active: set[Hashable] = set()
         self._dirty: set[Hashable] = set()
         self._failures: dict[Hashable, int] = {}
         self._timers: dict[Hashable, asyncio.TimerHandle] = {}
         self._backoff = backoff
+        self._name, self._metrics, self._clock = name, metrics, clock
+        self._report_depth()
 
     def add(self, key: Hashable) -> None:
         """Queue ``key`` now (a pending backoff for it is superseded)."""
@@ -43,8 +60,9 @@ class WorkQueue:
         if key in self._active:
             self._dirty.add(key)
         elif key not in self._queued:
-            self._queued.add(key)
+            self._queued[key] = self._clock()
             self._ready.put_nowait(key)
+            self._report_depth()
 
     def add_after(self, key: Hashable, delay: float) -> None:
         if key in self._timers or key in self._queued:
@@ -58,9 +76,16 @@ class WorkQueue:
 
     async def get(self) -> Hashable:
         key = await self._ready.get()
-        self._queued.discard(key)
+        queued = self._queued.pop(key)
         self._active.add(key)
+        if self._metrics is not None:
+            self._metrics.record_queue_wait(self._name, self._clock() - queued)
+        self._report_depth()
         return key
+
+    def _report_depth(self) -> None:
+        if self._metrics is not None:
+            self._metrics.set_queue_depth(self._name, len(self._queued))
 
     def done(self, key: Hashable, *, failed: bool = False) -> float | None:
         """Finish ``key``; returns the backoff delay when it was scheduled for a retry."""

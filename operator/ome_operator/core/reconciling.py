@@ -13,6 +13,7 @@ from typing import Any
 
 from ..models import InferenceService, InvalidResourceError, ModelResource, ServingRuntime
 from .conditions import (
+    COMPONENT_CONDITION,
     condition,
     find_condition,
     merge_conditions,
@@ -76,9 +77,46 @@ def _virtual(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> 
     return ReconcilePlan(Outcome.SUCCESS, status=status)
 
 
+#: Reason of the condition and the Warning event of a MultiNode component whose API is not
+#: installed (beyond S6, which only logs and retries: the API is looked up at start, so no retry
+#: can succeed before a restart).
+LWS_NOT_INSTALLED = "LeaderWorkerSetNotInstalled"
+
+
 class _LeaderWorkerSetMissing(ComponentRenderError):
     def __init__(self) -> None:
         super().__init__("the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed")
+
+    def advice(self, component: str) -> str:
+        """What the author reads on the InferenceService and in its event."""
+        return (
+            f"{component} component runs as MultiNode, which needs the LeaderWorkerSet CRD "
+            "(leaderworkerset.x-k8s.io/v1); it is not installed: install it and restart the "
+            "operator, or move the component to OMENative"
+        )
+
+
+def _lws_missing(
+    isvc: InferenceService, name: str, exc: _LeaderWorkerSetMissing, plan: ReconcilePlan, now: str
+) -> ReconcilePlan:
+    """The failed pass ``plan`` (S6: earlier components written, the log line), parked, with
+    ``<Component>Ready=False`` and ``Ready=False`` and a Warning event saying why."""
+    message = exc.advice(name)
+    previous = previous_conditions(isvc)
+    updates = [
+        condition(
+            kind,
+            "False",
+            LWS_NOT_INSTALLED,
+            message,
+            previous=find_condition(previous, kind),
+            now=now,
+        )
+        for kind in (COMPONENT_CONDITION[name], "Ready")
+    ]
+    status = {**(isvc.status or {}), "conditions": merge_conditions(previous, updates)}
+    event = Event("Warning", LWS_NOT_INSTALLED, message)
+    return replace(plan, outcome=Outcome.PARKED, status=status, events=(*plan.events, event))
 
 
 def _owned_by(obj: Mapping[str, Any], isvc: InferenceService) -> bool:
@@ -233,13 +271,16 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
             ready = {c.name: component_ready(isvc, c, snap, previous) for c in components}
             apply, delete = _component_writes(isvc, components, ready, snap)
             decisions = replace(chosen.decisions, component_errors=((name, _error_reason(exc)),))
-            return ReconcilePlan(
+            failed = ReconcilePlan(
                 Outcome.ERROR,
                 apply=tuple(apply),
                 delete=tuple(delete),
                 logs=(*chosen.logs, _failure(isvc, name, exc)),
                 decisions=decisions,
             )
+            if isinstance(exc, _LeaderWorkerSetMissing):
+                return _lws_missing(isvc, name, exc, failed, snap.now)
+            return failed
         components.append(comp)
     ready = {c.name: component_ready(isvc, c, snap, previous) for c in components}
     apply, delete = _component_writes(isvc, components, ready, snap)

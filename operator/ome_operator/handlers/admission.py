@@ -3,11 +3,20 @@
 A denial raises ``kopf.AdmissionError`` with the exact text (kubectl prints it after
 ``denied the request: ``); warnings go in the response's ``warnings`` list. DELETE is never
 validated. A malformed object is denied with the message that names its field and value.
+Each review of CREATE or UPDATE is timed (``ome_webhook_request_duration_seconds``).
+
+kopf logs every denial as a handler that "failed permanently", at ERROR; a denial is the webhook
+doing its work, so it is logged at INFO (a review refused while the caches fill, at WARNING).
+Nor does a liveness probe leave an access-log line per request (one every few seconds, forever).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import kopf
@@ -18,6 +27,8 @@ from ..core.admission import AdmissionVerdict, review_inference_service, review_
 from ..models import InferenceService, InvalidResourceError, ServingRuntime, storable_manifest
 
 __all__ = [
+    "denial_level",
+    "is_probe_line",
     "validate_cluster_serving_runtime",
     "validate_inference_service",
     "validate_serving_runtime",
@@ -33,6 +44,61 @@ SYNC_WAIT = 5.0
 _STARTING = (
     "the ome-operator is still reading the cluster's runtimes and models; try again in a moment"
 )
+
+
+#: The handler ids, as kopf names them in its log lines.
+_HANDLER_IDS = (
+    "validate-inferenceservice",
+    "validate-clusterservingruntime",
+    "validate-servingruntime",
+)
+#: The path of the liveness endpoint (``operator_command``: ``liveness_endpoint``).
+PROBE_PATH = "/healthz"
+
+
+def denial_level(message: str) -> int | None:
+    """The level of kopf's log line ``message`` when it reports a review these handlers refused
+    (None: any other line)."""
+    for handler_id in _HANDLER_IDS:
+        prefix = f"Webhook {handler_id!r} failed permanently: "
+        if message.startswith(prefix):
+            return logging.WARNING if message[len(prefix) :] == _STARTING else logging.INFO
+    return None
+
+
+def is_probe_line(record: logging.LogRecord) -> bool:
+    """Whether an aiohttp access-log ``record`` is of a request to the liveness endpoint."""
+    words = str(getattr(record, "first_request_line", "")).split()
+    return len(words) > 1 and words[1].partition("?")[0] == PROBE_PATH
+
+
+class _DenialsAtInfo(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        level = denial_level(record.getMessage())
+        if level is None:
+            return True
+        record.levelno, record.levelname = level, logging.getLevelName(level)
+        return logging.getLogger(record.name).isEnabledFor(level)
+
+
+class _NoProbeLines(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not is_probe_line(record)
+
+
+logging.getLogger("kopf.objects").addFilter(_DenialsAtInfo())
+logging.getLogger("aiohttp.access").addFilter(_NoProbeLines())
+
+
+@contextlib.contextmanager
+def _timed(kind: str, operation: str, memo: kopf.Memo) -> Iterator[None]:
+    """Time the review inside, answered or raised."""
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        seconds = time.monotonic() - started
+        memo.controller.metrics.record_admission_duration(kind, operation, seconds)
 
 
 async def _caches(memo: kopf.Memo) -> Caches:
@@ -80,13 +146,14 @@ async def validate_inference_service(
 ) -> None:
     if operation not in _OPERATIONS:
         return
-    caches = await _caches(memo)
-    isvc: InferenceService = _parse(body, "InferenceService", operation, memo)
-    model = isvc.spec.model.name if isvc.spec.model else ""
-    verdict = review_inference_service(
-        isvc, caches.models(isvc.namespace, model), caches.runtimes(isvc.namespace)
-    )
-    _answer(verdict, "InferenceService", operation, warnings, memo)
+    with _timed("InferenceService", operation, memo):
+        caches = await _caches(memo)
+        isvc: InferenceService = _parse(body, "InferenceService", operation, memo)
+        model = isvc.spec.model.name if isvc.spec.model else ""
+        verdict = review_inference_service(
+            isvc, caches.models(isvc.namespace, model), caches.runtimes(isvc.namespace)
+        )
+        _answer(verdict, "InferenceService", operation, warnings, memo)
 
 
 async def _validate_runtime(
@@ -98,10 +165,11 @@ async def _validate_runtime(
 ) -> None:
     if operation not in _OPERATIONS:
         return
-    caches = await _caches(memo)
-    runtime: ServingRuntime = _parse(body, kind, operation, memo)
-    verdict = review_serving_runtime(runtime, caches.accelerator_class_names())
-    _answer(verdict, kind, operation, warnings, memo)
+    with _timed(kind, operation, memo):
+        caches = await _caches(memo)
+        runtime: ServingRuntime = _parse(body, kind, operation, memo)
+        verdict = review_serving_runtime(runtime, caches.accelerator_class_names())
+        _answer(verdict, kind, operation, warnings, memo)
 
 
 @kopf.on.validate(

@@ -147,6 +147,12 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     controller.lws_installed = await asyncio.to_thread(
         leader_worker_sets_installed, controller.api_factory()
     )
+    # Optional APIs, looked up once: a MultiNode component without one is parked with the
+    # condition and event LeaderWorkerSetNotInstalled until a restart finds it.
+    logger.info(
+        "Optional APIs found at start",
+        extra={"leaderWorkerSet": "installed" if controller.lws_installed else "not installed"},
+    )
     controller.start(kube_api, tuple(options.namespaces) or (None,))
     bind = parse_bind_address(options.metrics_bind_address)
     if bind is not None and memo.get("metrics_started") is None:

@@ -1,5 +1,7 @@
 """Component reconcile failures (SPEC S6): the failing component and every later one are not
-applied, the pass is retried, and only a log line records it (no event, no status)."""
+applied, the pass is retried, and only a log line records it (no event, no status). Beyond S6:
+a MultiNode component without the LeaderWorkerSet API parks the InferenceService with a
+condition and an event, since no retry can succeed before the operator restarts."""
 
 from __future__ import annotations
 
@@ -7,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from ome_operator.core.reconciling import Decisions, LogRecord, Outcome
+from ome_operator.core.reconciling import Decisions, Event, LogRecord, Outcome
 from ome_operator.models import InferenceService, ServingRuntime
 from tests.builders import make_runtime
 from tests.core.reconciling.plans import (
+    NOW,
     RAW_SELECTOR,
     RT,
     annotated_isvc,
@@ -75,28 +78,6 @@ ROUTER_MULTINODE = make_runtime("rt", routerConfig=annotated_isvc("MultiNode"))
             (("decoder", "invalid_deployment_mode"),),
             id="a decoder failure keeps the router from being applied too",
         ),
-        pytest.param(
-            isvc_of(engine=annotated_isvc("MultiNode")),
-            (RT,),
-            False,
-            [],
-            _failed(
-                "engine", "the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed"
-            ),
-            (("engine", "other"),),
-            id="MultiNode without the LeaderWorkerSet CRD fails the component",
-        ),
-        pytest.param(
-            isvc_of(decoder=annotated_isvc("MultiNode")),
-            (RT,),
-            False,
-            objects_of("engine"),
-            _failed(
-                "decoder", "the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed"
-            ),
-            (("decoder", "other"),),
-            id="a missing LeaderWorkerSet CRD fails only the MultiNode component and later ones",
-        ),
     ],
 )
 def test_a_component_failure(
@@ -124,6 +105,68 @@ def test_a_component_failure(
         (),
         (selected_record(), log),
         Decisions(selection=("selected", "cluster"), component_errors=errors),
+    )
+
+
+LWS_MISSING = "the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed"
+
+
+def _advice(component: str) -> str:
+    return (
+        f"{component} component runs as MultiNode, which needs the LeaderWorkerSet CRD "
+        "(leaderworkerset.x-k8s.io/v1); it is not installed: install it and restart the "
+        "operator, or move the component to OMENative"
+    )
+
+
+def _not_installed(kind: str, component: str) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "status": "False",
+        "reason": "LeaderWorkerSetNotInstalled",
+        "message": _advice(component),
+        "lastTransitionTime": NOW,
+    }
+
+
+@pytest.mark.parametrize(
+    ("isvc", "component", "condition", "applied"),
+    [
+        pytest.param(
+            isvc_of(engine=annotated_isvc("MultiNode")),
+            "engine",
+            "EngineReady",
+            [],
+            id="MultiNode without the LeaderWorkerSet CRD parks the InferenceService",
+        ),
+        pytest.param(
+            isvc_of(decoder=annotated_isvc("MultiNode")),
+            "decoder",
+            "DecoderReady",
+            objects_of("engine"),
+            id="a missing LeaderWorkerSet CRD stops only the MultiNode component and later ones",
+        ),
+    ],
+)
+def test_a_missing_leader_worker_set_says_so_instead_of_retrying(
+    isvc: InferenceService, component: str, condition: str, applied: list[tuple[str, str]]
+) -> None:
+    plan = plan_of(isvc, (RT,), lws=False)
+    conditions = [_not_installed(condition, component), _not_installed("Ready", component)]
+    assert (
+        plan.outcome,
+        names_of(plan.apply),
+        plan.status,
+        plan.events,
+        plan.logs,
+        plan.decisions,
+    ) == (
+        Outcome.PARKED,  # the API is looked up at start: no retry can succeed before a restart
+        applied,
+        {"conditions": sorted(conditions, key=lambda c: c["type"])},
+        (Event("Warning", "LeaderWorkerSetNotInstalled", _advice(component)),),
+        (selected_record(), _failed(component, LWS_MISSING)),
+        Decisions(selection=("selected", "cluster"), component_errors=((component, "other"),)),
     )
 
 
