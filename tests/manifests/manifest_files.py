@@ -49,9 +49,10 @@ class Document:
 
 
 #: Below manifests/, what is not an object to apply: kustomize's own files, and the monitoring
-#: objects (Prometheus operator kinds, checked by tests/manifests/test_monitoring.py).
+#: objects of other tools (Prometheus operator kinds, the krew plugin manifest), which their own
+#: tests check.
 NOT_OBJECTS = ("kustomization.yaml",)
-THIRD_PARTY = ("monitoring",)
+THIRD_PARTY = ("monitoring", "krew")
 
 
 def yaml_files(folder: pathlib.Path = MANIFESTS) -> list[pathlib.Path]:
