@@ -48,9 +48,8 @@ class Document:
         return api_version.rpartition("/")[0] if "/" in api_version else ""
 
 
-#: Below manifests/, what is not an object to apply: kustomize's own files, and the monitoring
-#: objects of other tools (Prometheus operator kinds, the krew plugin manifest), which their own
-#: tests check.
+#: Below manifests/, what is not an object to apply: kustomize's own files, and the objects of
+#: other tools (Prometheus operator kinds, the krew plugin manifest), which their own tests check.
 NOT_OBJECTS = ("kustomization.yaml",)
 THIRD_PARTY = ("monitoring", "krew")
 
