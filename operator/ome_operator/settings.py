@@ -102,6 +102,18 @@ class RunOptions:
         type=float,
     )
     workers: int = _flag(4, "Concurrent reconciles", "--workers", type=int)
+    #: With several replicas: only the holder of the Lease ``leader_election_id`` (operator
+    #: namespace) reconciles; every replica serves the webhook.
+    leader_elect: bool = _flag(
+        False,
+        "Reconcile only while holding the leader Lease (run several replicas for availability; "
+        "each serves the webhook)",
+        "--leader-elect",
+        action="store_true",
+    )
+    leader_election_id: str = _flag(
+        "ome-operator", "Name of the leader Lease in the operator namespace", "--leader-election-id"
+    )
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:

@@ -97,7 +97,7 @@ def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace):
     mark = cluster.plane.audit_mark()
     cluster.delete(SECRET, "ome", SECRET_NAME)  # the first start issues the certificate
 
-    first = start_operator(cluster, "rbac-first")
+    first = start_operator(cluster, "rbac-first", "--leader-elect")  # the Lease grants too
     try:
         onnx = runtime(namespace, "onnx")
         onnx["spec"]["supportedModelFormats"] = [entry("onnx")]
@@ -131,7 +131,7 @@ def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace):
     finally:
         assert first.stop() == 0
     _expire_the_certificate(cluster)
-    second = start_operator(cluster, "rbac-renewal")
+    second = start_operator(cluster, "rbac-renewal", "--leader-elect")
     assert second.stop() == 0
 
     records = cluster.operator_requests(mark)

@@ -100,16 +100,21 @@ def _container() -> dict:
     return container
 
 
-def test_the_operator_runs_one_replica_recreated_never_two_at_once() -> None:
+def test_two_replicas_elect_a_leader_and_roll_one_at_a_time() -> None:
     spec = find("Deployment", "ome-operator").body["spec"]
-    assert (spec["replicas"], spec["strategy"]) == (1, {"type": "Recreate"})
+    rolling = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
+    assert (spec["replicas"], spec["strategy"], _container()["command"][-1]) == (
+        2,
+        rolling,
+        "--leader-elect",
+    )
 
 
 def test_the_operator_container_runs_the_operator_image_and_command() -> None:
     container = _container()
     assert (container["image"], container["command"]) == (
         "ome-operator",  # its tag is set in one place: manifests/kustomization.yaml images:
-        ["ome-operator", "run"],
+        ["ome-operator", "run", "--leader-elect"],
     )
 
 

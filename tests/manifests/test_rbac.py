@@ -44,6 +44,9 @@ ROLE = {
     ("", "secrets", "get", "ome-webhook-server-cert"),
     ("", "secrets", "patch", "ome-webhook-server-cert"),
     ("", "secrets", "create", None),
+    ("coordination.k8s.io", "leases", "get", "ome-operator"),
+    ("coordination.k8s.io", "leases", "patch", "ome-operator"),
+    ("coordination.k8s.io", "leases", "create", None),
 }
 
 

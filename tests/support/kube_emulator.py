@@ -8,8 +8,9 @@ Plain ``kmock.KubernetesEmulator`` is a database over HTTP (shared/notes/testing
   it is a subresource) changes; a write that changes nothing bumps nothing and emits nothing;
 * create: namespace from the URL, ``generateName``, 201, 409 AlreadyExists;
 * PATCH as merge patch, strategic merge patch (conditions by type, webhooks by name) or JSON
-  patch (a failed ``test`` is 422); PUT with a resourceVersion conflict check (409); the status
-  subresource split; finalizers on DELETE, and its uid precondition (409 when it differs);
+  patch (a failed ``test`` is 422); a PUT, or a patch that sets ``metadata.resourceVersion``,
+  refused with 409 unless it names the stored version; the status subresource split;
+  finalizers on DELETE, and its uid precondition (409 when it differs);
 * list: label and field selectors, ``limit``/``continue`` paging, ``metadata.resourceVersion``;
 * watch: the same selectors, replay of only the events newer than ``resourceVersion``,
   ``timeoutSeconds``;
@@ -311,6 +312,7 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
             if request.method == kmock.method.PUT:
                 new = self._replacement(resource, request, current)
             else:
+                self._check_version(resource, request, current)
                 strategic = "strategic-merge-patch" in request.headers.get("Content-Type", "")
                 new = semantics.patched(current, request.data, strategic=strategic)
         except semantics.PatchError as exc:
@@ -371,7 +373,17 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
     ) -> dict[str, Any]:
         if not isinstance(request.data, dict):
             raise api_error(400, "the body of the request must be a JSON object")
-        sent = (request.data.get("metadata") or {}).get("resourceVersion")
+        self._check_version(resource, request, current)
+        return request.data
+
+    @staticmethod
+    def _check_version(
+        resource: kmock.resource, request: kmock.Request, current: dict[str, Any]
+    ) -> None:
+        """A write naming a resourceVersion (a PUT, or a patch that sets it) is refused with a
+        Conflict unless it is the stored one, as an API server's optimistic concurrency does."""
+        data = request.data if isinstance(request.data, dict) else {}
+        sent = (data.get("metadata") or {}).get("resourceVersion")
         if sent and sent != current["metadata"]["resourceVersion"]:
             raise api_error(
                 409,
@@ -379,7 +391,6 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
                 "object has been modified; please apply your changes to the latest version and "
                 "try again",
             )
-        return request.data
 
     async def _commit(self, key: Key, obj: dict[str, Any], event: str) -> dict[str, Any]:
         """Store a version (or the deletion) under a new resourceVersion; emit its event."""

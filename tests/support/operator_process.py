@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,8 @@ class OperatorProcess:
     log: pathlib.Path
     webhook_port: int
     extra_args: Sequence[str] = ()
+    #: Environment variables besides KUBECONFIG and PATH (POD_NAME, say).
+    env: Mapping[str, str] = field(default_factory=dict)
     metrics_port: int = field(default_factory=free_port)
     health_port: int = field(default_factory=free_port)
     popen: subprocess.Popen[bytes] | None = None
@@ -54,7 +56,7 @@ class OperatorProcess:
                 self.argv(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env={"KUBECONFIG": str(self.kubeconfig), "PATH": "/usr/bin:/bin"},
+                env={"KUBECONFIG": str(self.kubeconfig), "PATH": "/usr/bin:/bin", **self.env},
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -84,6 +86,12 @@ class OperatorProcess:
                 self.popen.kill()
                 self.popen.wait(10)
         return self.popen.returncode
+
+    def kill(self) -> None:
+        """SIGKILL, as a node that dies: no cleanup at all."""
+        if self.popen is not None and self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait(10)
 
     def alive(self) -> bool:
         return self.popen is not None and self.popen.poll() is None

@@ -132,7 +132,7 @@ async def test_create_stamps_server_metadata_and_the_namespace_from_the_url(kube
         ),
         pytest.param(
             "patch",
-            {"metadata": {"uid": "x", "resourceVersion": "7"}},
+            {"metadata": {"uid": "x"}},
             (1, "1"),
             id="server-owned metadata cannot be patched",
         ),
@@ -222,6 +222,23 @@ POD = {
     "spec": {"containers": [{"name": "c", "image": "i"}]},
 }
 POD_PATH = "/api/v1/namespaces/default/pods/p"
+
+
+@pytest.mark.parametrize(
+    ("version", "status"),
+    [
+        pytest.param("1", 200, id="the stored version: applied"),
+        pytest.param("7", 409, id="another version: a conflict, nothing changed"),
+    ],
+)
+async def test_a_patch_naming_a_resource_version_is_a_precondition(kube, version, status):
+    await apply_object(kube, POD)
+    body = {"metadata": {"resourceVersion": version, "labels": {"a": "b"}}}
+    headers = {"Content-Type": "application/merge-patch+json"}
+    async with kube.patch(POD_PATH, json=body, headers=headers) as response:
+        assert response.status == status
+    labels = kube.objects["v1/pods", "default", "p"]["metadata"].get("labels")
+    assert labels == ({"a": "b"} if status == 200 else None)
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-__all__ = ["BareCommand", "Parser", "UsageError", "run_command"]
+__all__ = ["BareCommand", "DefaultsHelpFormatter", "Parser", "UsageError", "run_command"]
 
 
 class UsageError(ValueError):
@@ -45,6 +45,24 @@ class Parser(argparse.ArgumentParser):
         if missing in subcommands:
             raise BareCommand(self.format_help())
         raise UsageError(message)
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that ends each option's text with ``(default: ...)`` when the default says
+    something: not for ``None``, a flag's ``False``/``True``, an empty list or string, nor a
+    text that already shows it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if text is None or "%(default)" in text or not _says_something(action.default):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def _says_something(default: object) -> bool:
+    if default is None or default is argparse.SUPPRESS or isinstance(default, bool):
+        return False
+    return not (isinstance(default, (str, list, tuple)) and len(default) == 0)
 
 
 def run_command(

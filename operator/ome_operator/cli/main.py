@@ -7,6 +7,7 @@ exit 1 (never 2, never a traceback); every decision comes from the core.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -17,13 +18,24 @@ from ..cluster.manifests import ManifestError, ManifestReader
 from ..cluster.objects import ObjectReader, ReadError
 from ..core.selection import SelectionError
 from ..models import InvalidResourceError
-from .commands import Parser, run_command
+from .commands import DefaultsHelpFormatter, Parser, run_command
+from .completion import SHELLS, completion_script
 from .explain import ExplainRequest, run_explain
 from .tables import terminal_width
 
 __all__ = ["build_parser", "main"]
 
 _ERRORS = (ReadError, ManifestError, InvalidResourceError, SelectionError)
+#: Every command's parser: usage errors exit 1, and help shows the defaults that say something.
+_PARSER = functools.partial(Parser, formatter_class=DefaultsHelpFormatter)
+_COMPLETION_HELP = """\
+bash:        source <(kubectl-ome completion bash)
+zsh:         source <(kubectl-ome completion zsh)   (after compinit), or save it as
+             _kubectl-ome in a directory of $fpath
+kubectl ome: kubectl-ome completion bash > DIR/kubectl_complete-ome &&
+             chmod +x DIR/kubectl_complete-ome   (DIR on PATH; kubectl 1.26+ runs it to
+             complete `kubectl ome`, in bash, zsh, fish or PowerShell alike)
+"""
 
 
 def _connection_flags(parser: argparse.ArgumentParser) -> None:
@@ -81,10 +93,10 @@ def _connection_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="kubectl ome", description="OME model-serving tools for kubectl")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    parser = _PARSER(prog="kubectl ome", description="OME model-serving tools for kubectl")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_PARSER)
     runtime = commands.add_parser("runtime", help="Inspect serving runtime decisions")
-    verbs = runtime.add_subparsers(dest="verb", required=True, parser_class=Parser)
+    verbs = runtime.add_subparsers(dest="verb", required=True, parser_class=_PARSER)
 
     explain = verbs.add_parser(
         "explain", help="Explain why each serving runtime would or would not be selected"
@@ -102,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--with-effective",
         action="store_true",
         help="Append bounded effective context for --isvc (auto scan: 1,000 items/2 pages)",
+    )
+    explain.add_argument(
+        "-A",
+        "--all-namespaces",
+        action="store_true",
+        help="Explain --isvc NAME in every namespace that has an InferenceService NAME",
     )
     explain.add_argument(
         "-o",
@@ -123,6 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _connection_flags(effective)
     commands.add_parser("version", help="Print the version of kubectl-ome")
+    completion = commands.add_parser(
+        "completion",
+        help="Print a shell completion script (bash or zsh)",
+        description="Print a completion script for kubectl-ome and kubectl ome.",
+        epilog=_COMPLETION_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    completion.add_argument("shell", choices=SHELLS, help="The shell to complete in")
     return parser
 
 
@@ -166,14 +192,22 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
     if args.command == "version":
         stdout.write(version_line("kubectl-ome"))
         return 0
+    if args.command == "completion":
+        stdout.write(completion_script(build_parser(), args.shell))
+        return 0
     reader, namespace = _reader(args, stdin)
     if args.verb == "explain":
         request = ExplainRequest(
-            args.model, args.isvc, args.ome_namespace, args.with_effective, args.output
+            args.model,
+            args.isvc,
+            args.ome_namespace,
+            args.with_effective,
+            args.output,
+            all_namespaces=args.all_namespaces,
+            namespace_flag=args.namespace,
         )
         request.validate()
-        run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
-        return 0
+        return run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
     from .effective import run_effective
 
     return run_effective(

@@ -78,6 +78,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "configmaps", "ConfigMap"),
     Resource("", "v1", "secrets", "Secret"),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
+    Resource("coordination.k8s.io", "v1", "leases", "Lease"),
     Resource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"),
     Resource(
         "admissionregistration.k8s.io",

@@ -64,6 +64,8 @@ class Controller:
     #: not reconciled again (their deletion events follow); forgotten with the last of them.
     _terminating: set[str] = field(default_factory=set)
     _loop: asyncio.AbstractEventLoop | None = None
+    #: The API factory and namespaces start() was given, for start_working().
+    _started: tuple[Callable[[], KubeApi], tuple[str | None, ...]] | None = None
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -127,10 +129,12 @@ class Controller:
         self,
         api_factory: Callable[[], KubeApi],
         namespaces: tuple[str | None, ...] = (None,),
+        *,
+        work: bool = True,
     ) -> None:
-        """Start the watches and the workers; the workers take keys once every watch has
-        listed. Once only."""
+        """Start the watches, and with ``work`` the workers (``start_working``). Once only."""
         self._loop = self.writer.loop = asyncio.get_running_loop()
+        self._started = (api_factory, namespaces)
         isvcs = InferenceServiceFeed(lambda: self.store.bodies, self.seen, self.gone)
         self.watches.start(
             api_factory,
@@ -141,6 +145,15 @@ class Controller:
             namespaces,
             retry_delay=self.backoff.delay,
         )
+        if work:
+            self.start_working()
+
+    def start_working(self) -> None:
+        """Start the workers and the InferenceReplica controller (a leader does, once elected);
+        they take keys once every watch has listed. Once only."""
+        if self._started is None:
+            raise RuntimeError("start() the watches before the workers")
+        api_factory, namespaces = self._started
         if self.passes is None:
             self.passes = Workers(
                 self.queue,

@@ -44,14 +44,13 @@ SYNC_WAIT = 5.0
 _STARTING = (
     "the ome-operator is still reading the cluster's runtimes and models; try again in a moment"
 )
-
-
-#: The handler ids, as kopf names them in its log lines.
-_HANDLER_IDS = (
+#: The handler ids: kopf serves each at ``/<id>`` and names it so in its log lines.
+_ISVC_ID, _CSR_ID, _SR_ID = (
     "validate-inferenceservice",
     "validate-clusterservingruntime",
     "validate-servingruntime",
 )
+_HANDLER_IDS = (_ISVC_ID, _CSR_ID, _SR_ID)
 #: The path of the liveness endpoint (``operator_command``: ``liveness_endpoint``).
 PROBE_PATH = "/healthz"
 
@@ -138,9 +137,7 @@ def _parse(body: kopf.Body, kind: str, operation: str, memo: kopf.Memo) -> Any:
         raise kopf.AdmissionError(str(exc), code=_DENIED) from None
 
 
-@kopf.on.validate(
-    GROUP, VERSION, "inferenceservices", id="validate-inferenceservice", operations=_OPERATIONS
-)
+@kopf.on.validate(GROUP, VERSION, "inferenceservices", id=_ISVC_ID, operations=_OPERATIONS)
 async def validate_inference_service(
     body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
 ) -> None:
@@ -176,7 +173,7 @@ async def _validate_runtime(
     GROUP,
     VERSION,
     "clusterservingruntimes",
-    id="validate-clusterservingruntime",
+    id=_CSR_ID,
     operations=_OPERATIONS,
 )
 async def validate_cluster_serving_runtime(
@@ -185,9 +182,7 @@ async def validate_cluster_serving_runtime(
     await _validate_runtime(body, "ClusterServingRuntime", operation, warnings, memo)
 
 
-@kopf.on.validate(
-    GROUP, VERSION, "servingruntimes", id="validate-servingruntime", operations=_OPERATIONS
-)
+@kopf.on.validate(GROUP, VERSION, "servingruntimes", id=_SR_ID, operations=_OPERATIONS)
 async def validate_serving_runtime(
     body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
 ) -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
+import socket
 import sys
 import threading
+import uuid
 from typing import Any
 
 import aiohttp.web
@@ -15,7 +18,9 @@ import kopf
 from ..cluster.api import KubeApi
 from ..cluster.credentials import kube_api
 from ..cluster.errors import ApiError
+from ..cluster.leases import LeaseElector
 from ..controller.configuring import ConfigSource
+from ..controller.leading import Leadership
 from ..controller.replicas import ReplicaController
 from ..controller.running import Controller
 from ..core.operator_config import StartupConfigError
@@ -153,11 +158,28 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
         "Optional APIs found at start",
         extra={"leaderWorkerSet": "installed" if controller.lws_installed else "not installed"},
     )
-    controller.start(kube_api, tuple(options.namespaces) or (None,))
+    controller.start(kube_api, tuple(options.namespaces) or (None,), work=not options.leader_elect)
+    if options.leader_elect:
+        memo.leadership = _leadership(options, controller)
+        memo.leadership.start()
     bind = parse_bind_address(options.metrics_bind_address)
     if bind is not None and memo.get("metrics_started") is None:
         serve_metrics(*bind)
         memo.metrics_started = True
+
+
+def _leadership(options: RunOptions, controller: Controller) -> Leadership:
+    """Campaign for the leader Lease; the controller's workers start once it is held. A leader
+    that loses it ends the process (SIGTERM to itself: a clean stop), to restart as a follower."""
+    identity = os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+    elector = LeaseElector(
+        controller.api_factory, options.operator_namespace, options.leader_election_id, identity
+    )
+    return Leadership(
+        elector,
+        on_elected=controller.start_working,
+        on_lost=lambda: os.kill(os.getpid(), signal.SIGTERM),
+    )
 
 
 @kopf.on.cleanup()
@@ -165,9 +187,14 @@ async def stop(memo: kopf.Memo, **_: Any) -> None:
     task = memo.get("certificate_task")
     if task is not None:
         task.cancel()
+    leadership = memo.get("leadership")
+    if leadership is not None:
+        await leadership.stop()
     controller = memo.get("controller")
     if controller is not None:
-        await controller.stop()
+        await controller.stop()  # its passes finish while the Lease still holds
+    if leadership is not None:
+        await leadership.release()  # the next leader need not wait for the Lease to expire
 
 
 @kopf.on.probe(id="queued")
