@@ -110,7 +110,9 @@ def test_version(command, program):
 @pytest.mark.parametrize(
     ("command", "argv", "usage"),
     [
-        pytest.param(main, (), "usage: kubectl ome [-h] {runtime,version} ...", id="kubectl-ome"),
+        pytest.param(
+            main, (), "usage: kubectl ome [-h] {runtime,version,completion} ...", id="kubectl-ome"
+        ),
         pytest.param(
             main,
             ("runtime",),

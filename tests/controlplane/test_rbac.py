@@ -96,6 +96,7 @@ def _expire_the_certificate(cluster: Cluster) -> None:
 def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace):
     mark = cluster.plane.audit_mark()
     cluster.delete(SECRET, "ome", SECRET_NAME)  # the first start issues the certificate
+    cluster.delete("coordination.k8s.io/v1/leases", "ome", "ome-operator")  # and the Lease
 
     first = start_operator(cluster, "rbac-first", "--leader-elect")  # the Lease grants too
     try:

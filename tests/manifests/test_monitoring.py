@@ -1,6 +1,7 @@
-"""The monitoring assets: manifests/monitoring/ (a ServiceMonitor and a PrometheusRule, Prometheus
-operator kinds) and dashboards/ome-operator.json (Grafana). Every metric their queries name is
-one the operator exposes; the ServiceMonitor scrapes the metrics Service, on its metrics port."""
+"""The monitoring assets of manifests/monitoring/: a ServiceMonitor and a PrometheusRule
+(Prometheus operator kinds) and ome-operator-dashboard.json (Grafana). Every metric their queries
+name is one the operator exposes; the ServiceMonitor scrapes the metrics Service, on its metrics
+port."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ome_operator.metrics import Metrics
 from tests.manifests.manifest_files import MANIFESTS, ROOT, find
 
 MONITORING = MANIFESTS / "monitoring"
-DASHBOARD = ROOT / "dashboards" / "ome-operator.json"
+DASHBOARD = ROOT / "manifests" / "monitoring" / "ome-operator-dashboard.json"
 #: A metric name in a PromQL expression: every one of the operator's starts with ``ome_``.
 METRIC = re.compile(r"\bome_[a-z0-9_]+")
 

@@ -7,6 +7,7 @@ from the same selection core the controller and the webhook run.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -22,12 +23,28 @@ from .commands import UsageError
 from .effective import context_rows
 from .tables import format_explain_table, format_table
 
-__all__ = ["OUTPUTS", "ExplainRequest", "explain_document", "explain_rows", "run_explain"]
+__all__ = [
+    "API_VERSION",
+    "OUTPUTS",
+    "ExplainRequest",
+    "Explained",
+    "explain",
+    "explain_document",
+    "explain_rows",
+    "explanation_text",
+    "formatted",
+    "read_isvc",
+    "require_model",
+    "run_explain",
+]
 
 _EXPLICIT_NOTE = "Note: spec.runtime is explicit; automatic selection below is hypothetical."
 _NO_RUNTIMES = "No serving runtimes found in the selected namespace or at cluster scope."
 _NO_RUNTIMES_FOR_SELECTOR = "No serving runtimes found for selector."
 _CONTEXT_TITLE = "Effective context (separate observation; selector verdict unchanged):"
+_ALL_NAMESPACES_NEED_ISVC = (
+    "--all-namespaces requires --isvc: a --model is explained in one namespace (-n)"
+)
 
 
 #: ``-o`` values: the S12 table, or every row as one document (reasons unwrapped).
@@ -42,6 +59,8 @@ class ExplainRequest:
     ome_namespace: str = "ome"
     with_effective: bool = False
     output: str = "table"
+    all_namespaces: bool = False  #: ``-A``: ``--isvc`` in every namespace that has one
+    namespace_flag: str | None = None  #: ``-n`` as given (only checked against ``-A``)
 
     def validate(self) -> None:
         """S12.3 argument errors."""
@@ -49,6 +68,10 @@ class ExplainRequest:
             raise UsageError("exactly one of --model or --isvc is required")
         if self.with_effective and self.isvc is None:
             raise UsageError("--with-effective requires --isvc")
+        if self.all_namespaces and self.isvc is None:
+            raise UsageError(_ALL_NAMESPACES_NEED_ISVC)
+        if self.all_namespaces and self.namespace_flag is not None:
+            raise UsageError("--all-namespaces and --namespace cannot be used together")
         if self.output not in OUTPUTS:
             raise UsageError(
                 f'unknown output format "{self.output}": use one of {", ".join(OUTPUTS)}'
@@ -99,10 +122,74 @@ def explain_document(
     }
 
 
-def _formatted(document: dict[str, Any], output: str) -> str:
+def formatted(document: dict[str, Any], output: str) -> str:
+    """A document as ``-o json`` or ``-o yaml`` prints it."""
     if output == "json":
         return json.dumps(document, indent=2) + "\n"
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+
+
+@dataclass(frozen=True)
+class Explained:
+    """One namespace's explanation: what the table and the document are made of."""
+
+    request: ExplainRequest
+    namespace: str
+    model: str
+    isvc: InferenceService | None
+    selection: Selection | None  #: ``None`` when there is no runtime at all
+
+    def document(self) -> dict[str, Any]:
+        return explain_document(self.selection, self.model, self.request.isvc, self.namespace)
+
+
+def read_isvc(reader: ObjectReader, namespace: str, name: str) -> InferenceService:
+    """S12.4: the InferenceService, which must name its model."""
+    return require_model(from_manifest(reader.get(INFERENCE_SERVICE, namespace, name)), name)
+
+
+def require_model(isvc: InferenceService, name: str) -> InferenceService:
+    """``isvc`` itself, when it names a model (``spec.model``): explain needs one."""
+    if isvc.spec.model is None:
+        raise UsageError(f'InferenceService "{name}" has no spec.model; pass --model instead')
+    return isvc
+
+
+def explain(
+    request: ExplainRequest,
+    reader: ObjectReader,
+    namespace: str,
+    isvc: InferenceService | None,
+    note: Callable[[str], None],
+) -> Explained:
+    """Read the model and the runtimes of ``namespace`` and select; notes go to ``note``."""
+    model_name = isvc.spec.model.name if isvc is not None and isvc.spec.model else request.model
+    model = read_model(reader, namespace, model_name or "")
+    if isvc is not None and isvc.spec.runtime is not None:
+        note(_EXPLICIT_NOTE)
+    catalog = RuntimeCatalog.of(read_runtimes(reader, namespace))
+    selection = None
+    if len(catalog) == 0:
+        note(_NO_RUNTIMES_FOR_SELECTOR if request.with_effective else _NO_RUNTIMES)
+    else:
+        selection = run_selection(model.spec, model.name, isvc, catalog, namespace)
+    return Explained(request, namespace, model.name, isvc, selection)
+
+
+def explanation_text(explained: Explained, reader: ObjectReader, width: int) -> str:
+    """The S12 table, then (``--with-effective``) the effective context."""
+    text = ""
+    if explained.selection is not None:
+        text += format_explain_table(explain_rows(explained.selection), width)
+    request = explained.request
+    if request.with_effective and explained.isvc is not None:
+        if explained.selection is not None:
+            text += "\n"
+        text += _CONTEXT_TITLE + "\n"
+        text += _effective_context(
+            reader, explained.namespace, explained.isvc, request.ome_namespace
+        )
+    return text
 
 
 def run_explain(
@@ -112,38 +199,21 @@ def run_explain(
     stdout: TextIO,
     stderr: TextIO,
     width: int,
-) -> None:
-    """Print the explain table (and the effective context); raises on any error."""
+) -> int:
+    """Print the explain table (and the effective context) of one namespace; raises on any
+    error. (``-A`` is ``all_namespaces.explain_all_namespaces``.)"""
     request.validate()
-    isvc = None
-    model_name = request.model
-    if request.isvc is not None:
-        isvc = from_manifest(reader.get(INFERENCE_SERVICE, namespace, request.isvc))
-        if isvc.spec.model is None:
-            raise UsageError(
-                f'InferenceService "{request.isvc}" has no spec.model; pass --model instead'
-            )
-        model_name = isvc.spec.model.name
-    model = read_model(reader, namespace, model_name)
-    if isvc is not None and isvc.spec.runtime is not None:
-        print(_EXPLICIT_NOTE, file=stderr)
-    catalog = RuntimeCatalog.of(read_runtimes(reader, namespace))
-    selection = None
-    if len(catalog) == 0:
-        print(_NO_RUNTIMES_FOR_SELECTOR if request.with_effective else _NO_RUNTIMES, file=stderr)
-    else:
-        selection = run_selection(model.spec, model.name, isvc, catalog, namespace)
+    isvc = read_isvc(reader, namespace, request.isvc) if request.isvc is not None else None
+    explained = explain(request, reader, namespace, isvc, _printer(stderr))
     if request.output != "table":
-        document = explain_document(selection, model.name, request.isvc, namespace)
-        stdout.write(_formatted(document, request.output))
-        return
-    if selection is not None:
-        stdout.write(format_explain_table(explain_rows(selection), width))
-    if request.with_effective:
-        if len(catalog):
-            stdout.write("\n")
-        stdout.write(_CONTEXT_TITLE + "\n")
-        stdout.write(_effective_context(reader, namespace, isvc, request.ome_namespace))
+        stdout.write(formatted(explained.document(), request.output))
+    else:
+        stdout.write(explanation_text(explained, reader, width))
+    return 0
+
+
+def _printer(stderr: TextIO) -> Callable[[str], None]:
+    return lambda note: print(note, file=stderr)
 
 
 def _effective_context(

@@ -18,6 +18,7 @@ from ..cluster.manifests import ManifestError, ManifestReader
 from ..cluster.objects import ObjectReader, ReadError
 from ..core.selection import SelectionError
 from ..models import InvalidResourceError
+from .all_namespaces import explain_all_namespaces
 from .commands import DefaultsHelpFormatter, Parser, run_command
 from .completion import SHELLS, completion_script
 from .explain import ExplainRequest, run_explain
@@ -207,6 +208,8 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
             namespace_flag=args.namespace,
         )
         request.validate()
+        if request.all_namespaces:
+            return explain_all_namespaces(request, reader, stdout, stderr, terminal_width(stdout))
         return run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
     from .effective import run_effective
 

@@ -90,7 +90,7 @@ class ReplicaController:
     @property
     def queue(self) -> WorkQueue:
         if self._queue is None:
-            self._queue = WorkQueue(self.backoff)
+            self._queue = WorkQueue(self.backoff, name="inferencereplica", metrics=self.metrics)
         return self._queue
 
     # -- feeding -------------------------------------------------------------------------------

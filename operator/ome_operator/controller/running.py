@@ -77,7 +77,7 @@ class Controller:
     @property
     def queue(self) -> WorkQueue:
         if self._queue is None:
-            self._queue = WorkQueue(self.backoff)
+            self._queue = WorkQueue(self.backoff, name="inferenceservice", metrics=self.metrics)
         return self._queue
 
     def seen(self, key: Key, body: Mapping[str, Any]) -> None:

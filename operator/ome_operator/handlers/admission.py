@@ -169,13 +169,7 @@ async def _validate_runtime(
         _answer(verdict, kind, operation, warnings, memo)
 
 
-@kopf.on.validate(
-    GROUP,
-    VERSION,
-    "clusterservingruntimes",
-    id=_CSR_ID,
-    operations=_OPERATIONS,
-)
+@kopf.on.validate(GROUP, VERSION, "clusterservingruntimes", id=_CSR_ID, operations=_OPERATIONS)
 async def validate_cluster_serving_runtime(
     body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
 ) -> None:
