@@ -17,7 +17,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from prometheus_client import CollectorRegistry
 
-from ome_operator import OME_VERSION, __version__, metrics
+from ome_operator import OME_VERSION, __version__
 from ome_operator.cluster.api import KubeApi
 from ome_operator.cluster.errors import ApiError
 from ome_operator.cluster.informing import Informer
@@ -289,48 +289,3 @@ async def test_the_informer_counts_each_failed_list_and_watch(
     await eventually(lambda: calls(kube, action) > times)
 
     assert samples(registry, "ome_watch_failures_total") == counted
-
-
-# --- the process's metrics ----------------------------------------------------------------------
-
-
-@pytest.fixture
-def default_registry(monkeypatch: pytest.MonkeyPatch) -> CollectorRegistry:
-    """A fresh registry standing in for the default one, and no process's metrics yet."""
-    registry = CollectorRegistry()
-    monkeypatch.setattr(metrics, "REGISTRY", registry)
-    monkeypatch.setattr(metrics, "_process", None)
-    return registry
-
-
-@pytest.mark.parametrize(
-    ("on_default", "counted"),
-    [
-        pytest.param(True, {("GET", "200"): 1.0}, id="the metrics of the default registry"),
-        pytest.param(False, {}, id="not the metrics of any other registry"),
-    ],
-)
-def test_the_api_edge_reports_by_default_to_the_metrics_of_the_default_registry(
-    default_registry, on_default, counted
-) -> None:
-    registry = default_registry if on_default else CollectorRegistry()
-    Metrics(registry)
-
-    metrics.report_api_request("GET", 200)
-    metrics.report_watch_failure("pods")
-
-    assert samples(registry, "ome_api_requests_total") == counted
-    watch_failures = {("pods",): 1.0} if on_default else {}
-    assert samples(registry, "ome_watch_failures_total") == watch_failures
-
-
-async def test_a_kube_api_made_without_a_recorder_counts_in_the_process_metrics(
-    kubeconfig, default_registry
-) -> None:
-    Metrics(default_registry)
-    api = KubeApi(client(kubeconfig))
-
-    with contextlib.suppress(ApiError):
-        await asyncio.to_thread(api.get, CONFIG_MAP)
-
-    assert samples(default_registry, "ome_api_requests_total") == {("GET", "404"): 1.0}

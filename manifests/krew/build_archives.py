@@ -45,6 +45,7 @@ PLATFORM_TAGS = {
     "darwin/arm64": ("macosx_11_0_arm64",),
 }
 _EPOCH = (1980, 1, 1, 0, 0, 0)
+_NOT_SOURCE = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +92,13 @@ def _pip(*args: str) -> None:
 
 
 def _project_wheel(scratch: pathlib.Path) -> pathlib.Path:
-    _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(scratch), str(ROOT))
+    """The project wheel, built from a copy of the tree: setuptools would also pack whatever a
+    former build left in the tree's build/lib."""
+    source = scratch / "source"
+    shutil.copytree(ROOT / "operator", source / "operator", ignore=_NOT_SOURCE)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(scratch), str(source))
     (wheel,) = scratch.glob("ome_operator-*.whl")
     return wheel
 

@@ -19,30 +19,13 @@ from prometheus_client import start_http_server as _start_http_server
 
 from . import OME_VERSION, __version__
 
-__all__ = ["Metrics", "report_api_request", "report_watch_failure", "serve_metrics"]
+__all__ = ["Metrics", "serve_metrics"]
 
 #: Seconds a key waits in a work queue: a pass takes up to seconds, a burst of changes queues
 #: every InferenceService (S9), so the tail reaches minutes.
 QUEUE_WAIT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0)
 #: Seconds an admission review takes: the API server gives the webhook 10 (S7).
 WEBHOOK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-
-#: The process's metrics (see the module); set by ``Metrics`` on the default registry.
-_process: Metrics | None = None
-
-
-def report_api_request(verb: str, code: int) -> None:
-    """One API request answered with HTTP status ``code`` (0: no answer), to the process's
-    metrics."""
-    if _process is not None:
-        _process.record_api_request(verb, code)
-
-
-def report_watch_failure(resource: str) -> None:
-    """One failed LIST or WATCH of ``resource`` (``<plural>.<group>``), to the process's
-    metrics."""
-    if _process is not None:
-        _process.record_watch_failure(resource)
 
 
 def serve_metrics(host: str, port: int) -> None:
@@ -54,7 +37,6 @@ class Metrics:
     """The operator's metrics, registered in one registry."""
 
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
-        global _process
         self._modes: dict[Hashable, tuple[tuple[str, str], ...]] = {}
         self._mode_counts: collections.Counter[tuple[str, str]] = collections.Counter()
         self._unresolved: set[Hashable] = set()
@@ -171,8 +153,6 @@ class Metrics:
             registry=registry,
         )
         self.build_info.labels(__version__, OME_VERSION).set(1)
-        if registry is REGISTRY:
-            _process = self
 
     def record_selection(
         self, source: str, outcome: str, scope: str, exclusions: Iterable[str] = ()

@@ -52,6 +52,8 @@ def _walk(parser: argparse.ArgumentParser, path: str, nodes: list[CommandNode]) 
     valued: list[str] = []
     children: list[tuple[str, argparse.ArgumentParser]] = []
     for action in parser._actions:
+        if action.help == argparse.SUPPRESS:  # hidden from the help, so from completion too
+            continue
         if isinstance(action, argparse._SubParsersAction):
             children.extend(action.choices.items())
             commands.extend(action.choices)

@@ -196,7 +196,6 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
     if args.command == "completion":
         stdout.write(completion_script(build_parser(), args.shell))
         return 0
-    reader, namespace = _reader(args, stdin)
     if args.verb == "explain":
         request = ExplainRequest(
             args.model,
@@ -207,12 +206,14 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
             all_namespaces=args.all_namespaces,
             namespace_flag=args.namespace,
         )
-        request.validate()
+        request.validate()  # before any read: a usage error needs no cluster
+        reader, namespace = _reader(args, stdin)
         if request.all_namespaces:
             return explain_all_namespaces(request, reader, stdout, stderr, terminal_width(stdout))
         return run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
     from .effective import run_effective
 
+    reader, namespace = _reader(args, stdin)
     return run_effective(
         args.inferenceservice, args.output, args.ome_namespace, reader, namespace, stdout, stderr
     )

@@ -4,7 +4,7 @@ over the official ``kubernetes`` ApiClient (its configuration, credentials and c
 Objects stay plain dicts end to end (no model deserialisation). Every failure is one of the typed
 errors of ``errors`` (``NotFound``, ``Conflict``, ``Gone``, ``Refused``, ``Unreachable``...)
 carrying the HTTP status and the API server's message. Every request is counted by its verb and
-answer (``on_request``; by default, in the process's metrics).
+answer (``on_request``: the operator's metrics count them).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 import urllib3
 from kubernetes import client as k8s_client
 
-from ..metrics import report_api_request
 from .errors import ApiError, NotFound, TimedOut, Unreachable, api_error
 from .resources import resource_of
 
@@ -81,7 +80,7 @@ class KubeApi:
         timeout: Timeout = (5, 30),
         *,
         decode: Decoder = _json,
-        on_request: RequestRecorder = report_api_request,
+        on_request: RequestRecorder | None = None,
     ):
         self._client = api_client
         self._timeout = timeout
@@ -148,9 +147,11 @@ class KubeApi:
                 method, url, headers, payload, post, _request_timeout=timeout
             )
         except urllib3.exceptions.HTTPError as exc:
-            self._on_request(verb or method, 0)
+            if self._on_request is not None:
+                self._on_request(verb or method, 0)
             raise _transport_failure(method, path, exc) from exc
-        self._on_request(verb or method, response.status)
+        if self._on_request is not None:
+            self._on_request(verb or method, response.status)
         return response
 
     def get(self, obj: Mapping[str, Any]) -> dict[str, Any]:

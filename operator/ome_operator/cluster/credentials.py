@@ -5,19 +5,20 @@ from __future__ import annotations
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-from .api import KubeApi
+from .api import KubeApi, RequestRecorder
 
 __all__ = ["credentials_problem", "kube_api"]
 
 
-def kube_api() -> KubeApi:
-    """A client for the cluster: in-cluster credentials, else the kubeconfig."""
+def kube_api(on_request: RequestRecorder | None = None) -> KubeApi:
+    """A client for the cluster: in-cluster credentials, else the kubeconfig; ``on_request``
+    counts each request."""
     configuration = k8s_client.Configuration()
     try:
         k8s_config.load_incluster_config(client_configuration=configuration)
     except k8s_config.ConfigException:
         k8s_config.load_kube_config(client_configuration=configuration)
-    return KubeApi(k8s_client.ApiClient(configuration))
+    return KubeApi(k8s_client.ApiClient(configuration), on_request=on_request)
 
 
 def credentials_problem() -> str | None:

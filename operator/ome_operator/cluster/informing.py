@@ -6,8 +6,8 @@ the listed resourceVersion and hands each change over as a ``Changed``, in batch
 arrive. A watch that ends is resumed from the last resourceVersion seen (bookmarks included);
 when the server no longer has that version (410 Gone) the collection is listed again, and the
 receiver works out what changed meanwhile; when it expires again before any change arrived,
-the next list waits a backoff. Every other failure is logged, counted (``on_failure``; by
-default in the process's metrics) and retried with backoff, so nothing is lost. A collection
+the next list waits a backoff. Every other failure is logged, counted (``on_failure``: the
+operator's metrics) and retried with backoff, so nothing is lost. A collection
 the server does not serve (404) is handed over as empty until it is served. Objects are handed
 over without their ``managedFields``.
 """
@@ -23,7 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..metrics import report_watch_failure
 from .api import KubeApi, resource_version
 from .errors import ApiError, Gone, NotFound, api_error
 from .resources import Resource
@@ -78,7 +77,7 @@ class Informer:
         label_selector: str | None = None,
         watch_seconds: int = WATCH_SECONDS,
         page_size: int = PAGE_SIZE,
-        on_failure: Callable[[str], None] = report_watch_failure,
+        on_failure: Callable[[str], None] | None = None,
     ) -> None:
         self.kind = kind
         self.namespace = namespace
@@ -144,7 +143,8 @@ class Informer:
     def _failed(self, error: str, status: int, failures: int) -> None:
         if self._stopped.is_set():
             return
-        self._on_failure(self.kind.qualified)
+        if self._on_failure is not None:
+            self._on_failure(self.kind.qualified)
         delay = self._retry_delay(failures)
         logger.warning(
             "Watch failed",

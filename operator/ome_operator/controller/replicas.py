@@ -129,6 +129,7 @@ class ReplicaController:
             [Watched(resource_named("Pod"), self.pods, label_selector=POD_SELECTOR)],
             namespaces,
             retry_delay=self.backoff.delay,
+            on_failure=self.metrics.record_watch_failure if self.metrics is not None else None,
         )
         ready = asyncio.Event()
 

@@ -57,6 +57,8 @@ class Controller:
     _queue: WorkQueue | None = None
     #: The worker tasks, from start() on.
     passes: Workers | None = None
+    #: Makes the client of each informer (a connection of its own), for start().
+    watch_api: Callable[[], KubeApi] | None = None
     #: The InferenceReplica controller beside it (OMENative Instances), started and stopped
     #: with it; it reads the InferenceReplicas of this controller's cache.
     replicas: ReplicaController | None = None
@@ -144,6 +146,7 @@ class Controller:
             ],
             namespaces,
             retry_delay=self.backoff.delay,
+            on_failure=self.metrics.record_watch_failure,
         )
         if work:
             self.start_working()

@@ -142,9 +142,11 @@ class Watches:
         namespaces: Iterable[str | None],
         *,
         retry_delay: Callable[[int], float],
+        on_failure: Callable[[str], None] | None = None,
     ) -> None:
         """An informer per kind and namespace (None: all); cluster-scoped kinds are watched
-        cluster-wide. A feed given no kind to watch (``scopes`` left empty) is synced at once."""
+        cluster-wide. A feed given no kind to watch (``scopes`` left empty) is synced at once.
+        ``on_failure`` is told of each failed list or watch, with the resource."""
         if self._informers:
             return
         loop = asyncio.get_running_loop()
@@ -160,6 +162,7 @@ class Watches:
                     self._deliverer(loop, item.feed),
                     retry_delay=retry_delay,
                     label_selector=item.label_selector,
+                    on_failure=on_failure,
                 )
                 self._informers.append(informer)
                 informer.start()

@@ -64,12 +64,16 @@ def leader_worker_sets_installed(api: KubeApi) -> bool:
 def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Controller:
     api: list[KubeApi] = []
 
+    metrics = metrics or Metrics()
+
+    def counted_api() -> KubeApi:
+        return kube_api(on_request=metrics.record_api_request)
+
     def shared_api() -> KubeApi:
         if not api:
-            api.append(kube_api())
+            api.append(counted_api())
         return api[0]
 
-    metrics = metrics or Metrics()
     controller = Controller(
         api_factory=shared_api,
         config_source=ConfigSource(
@@ -81,6 +85,7 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
     controller.replicas = ReplicaController(
         shared_api, controller.caches.objects, workers=options.workers, metrics=metrics
     )
+    controller.watch_api = counted_api  # each informer has a client (a connection) of its own
     return controller
 
 
@@ -158,7 +163,11 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
         "Optional APIs found at start",
         extra={"leaderWorkerSet": "installed" if controller.lws_installed else "not installed"},
     )
-    controller.start(kube_api, tuple(options.namespaces) or (None,), work=not options.leader_elect)
+    controller.start(
+        controller.watch_api or kube_api,
+        tuple(options.namespaces) or (None,),
+        work=not options.leader_elect,
+    )
     if options.leader_elect:
         memo.leadership = _leadership(options, controller)
         memo.leadership.start()
