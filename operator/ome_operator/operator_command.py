@@ -69,6 +69,10 @@ class NoClusterError(RuntimeError):
     """``run`` found no credentials for a cluster (in-cluster or a kubeconfig)."""
 
 
+class StartupError(RuntimeError):
+    """``run`` could not start: the start-up refused the configuration (its message says why)."""
+
+
 def _run(args: argparse.Namespace) -> int:
     import kopf  # the operator's dependencies load only for `run`
 
@@ -85,13 +89,20 @@ def _run(args: argparse.Namespace) -> int:
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[args.log_format.upper()])
     probe = parse_bind_address(options.health_probe_bind_address)
     liveness = f"http://{probe[0]}:{probe[1]}/healthz" if probe else None
-    kopf.run(
-        standalone=True,
-        clusterwide=not options.namespaces,
-        namespaces=options.namespaces,
-        liveness_endpoint=liveness,
-        memo=kopf.Memo(options=options),
-    )
+    memo = kopf.Memo(options=options)
+    try:
+        kopf.run(
+            standalone=True,
+            clusterwide=not options.namespaces,
+            namespaces=options.namespaces,
+            liveness_endpoint=liveness,
+            memo=memo,
+        )
+    except Exception:
+        failure = memo.get("startup_failure")
+        if failure is None:
+            raise
+        raise StartupError(failure) from None
     return 0
 
 
@@ -136,7 +147,7 @@ def main(
         build_parser(),
         _dispatch,
         argv,
-        (ManifestError, InvalidResourceError, ConfigError, NoClusterError),
+        (ManifestError, InvalidResourceError, ConfigError, NoClusterError, StartupError),
         usage_status=2,
         stdin=stdin,
         stdout=stdout,

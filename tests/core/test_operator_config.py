@@ -250,6 +250,27 @@ def test_the_configuration_parses(data: dict[str, str] | None, expected: Operato
             id="an omeNative budget with both fields is rejected with the omeNative key",
         ),
         pytest.param(
+            _pdb({"omeNative": {"maxUnavailable": "abc"}}),
+            PdbConfigError,
+            PDB_PREFIX + "podDisruptionBudget.omeNative.maxUnavailable must be a non-negative "
+            'integer or a percentage, got "abc"',
+            id="a budget value that is neither an integer nor a percentage is rejected",
+        ),
+        pytest.param(
+            _pdb({"rawDeployment": {"minAvailable": -1}}),
+            PdbConfigError,
+            PDB_PREFIX + "podDisruptionBudget.rawDeployment.minAvailable must be a non-negative "
+            "integer or a percentage, got -1",
+            id="a negative budget is rejected",
+        ),
+        pytest.param(
+            _pdb({"rawDeployment": {"minAvailable": "150%"}}),
+            PdbConfigError,
+            PDB_PREFIX + "podDisruptionBudget.rawDeployment.minAvailable must be a non-negative "
+            'integer or a percentage, got "150%"',
+            id="a percentage over 100 is rejected",
+        ),
+        pytest.param(
             _pdb({"omeNative": {"minAvailable": None}}),
             PdbConfigError,
             PDB_PREFIX + "exactly one of podDisruptionBudget.omeNative.minAvailable or "

@@ -98,3 +98,40 @@ async def test_ome_operator_run_serves_and_stops_cleanly(kube, kubeconfig) -> No
         process.send_signal(signal.SIGTERM)
         output, _ = await asyncio.wait_for(process.communicate(), 20)
     assert process.returncode == 0, output.decode()[-3000:]
+
+
+async def test_a_configuration_the_operator_cannot_start_with_is_one_error_line(
+    kube, kubeconfig
+) -> None:
+    deploy = '{"defaultDeploymentMode": "Serverless"}'
+    await apply_object(
+        kube,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "inferenceservice-config", "namespace": "ome"},
+            "data": {"deploy": deploy},
+        },
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "ome_operator.operator_command",
+        "run",
+        "--metrics-bind-address=0",
+        f"--health-probe-bind-address=127.0.0.1:{free_port()}",
+        "--webhook-bind-address=127.0.0.1",
+        f"--webhook-port={free_port()}",
+        "--webhook-host=localhost",
+        "--log-format=plain",
+        env={**os.environ, "KUBECONFIG": kubeconfig},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    last = stderr.decode().strip().splitlines()[-1]
+    assert (process.returncode, last) == (
+        1,
+        "error: Failed to initialize deployment configuration: "
+        'defaultDeploymentMode "Serverless" is not RawDeployment',
+    )

@@ -9,6 +9,7 @@ ConfigMap.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,8 +171,25 @@ def _pdb(text: str | None) -> PdbDefaults:
                 f"exactly one of podDisruptionBudget.{key}.minAvailable or "
                 f"podDisruptionBudget.{key}.maxUnavailable must be set"
             )
-        budgets[attribute] = (fields[0], entry[fields[0]])
+        value = entry[fields[0]]
+        if not _budget_value(value):
+            raise PdbConfigError(
+                f"podDisruptionBudget.{key}.{fields[0]} must be a non-negative integer or a "
+                f"percentage, got {json.dumps(value)}"
+            )
+        budgets[attribute] = (fields[0], value)
     return PdbDefaults(**budgets)
+
+
+_PERCENT = re.compile(r"(\d+)%")
+
+
+def _budget_value(value: Any) -> bool:
+    """An integer from 0, or a percentage from 0% to 100%, as a budget field takes."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value >= 0
+    match = _PERCENT.fullmatch(value) if isinstance(value, str) else None
+    return match is not None and int(match[1]) <= 100
 
 
 def parse_operator_config(data: Mapping[str, str] | None) -> OperatorConfig:

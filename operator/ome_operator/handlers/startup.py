@@ -153,6 +153,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
             await asyncio.to_thread(config_source.load)
         except StartupConfigError as exc:
             logger.error(str(exc))
+            memo.startup_failure = str(exc)  # what `ome-operator run` exits with
             raise kopf.PermanentError(str(exc)) from None
     controller.lws_installed = await asyncio.to_thread(
         leader_worker_sets_installed, controller.api_factory()
