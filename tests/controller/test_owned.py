@@ -176,3 +176,40 @@ def test_own_writes_refresh_the_cache_only_when_newer(
     assert (found["metadata"]["resourceVersion"] if found else None) == expected
     assert seen == before  # nothing reported: it is the operator's own write
     assert list(cache.owned_by("default", "chat").values()) == ([found] if found else [])
+
+
+@pytest.mark.parametrize(
+    ("by", "told"),
+    [
+        pytest.param(
+            None, ["replicas"], id="a write of the InferenceService controller tells the listeners"
+        ),
+        pytest.param(
+            "replicas", ["isvc"], id="a listener's write tells the InferenceService controller"
+        ),
+    ],
+)
+def test_a_write_into_the_cache_tells_the_others(by, told):
+    owned = OwnedObjects()
+    heard: list[str] = []
+
+    class Listener:
+        def changed(self, namespace, owner, obj, deleted) -> None:
+            heard.append("replicas")
+
+    listener = Listener()
+    owned.on_change = lambda namespace, owner, obj, deleted: heard.append("isvc")
+    owned.listen("InferenceReplica", listener.changed)
+    replica = {
+        "kind": "InferenceReplica",
+        "metadata": {
+            "name": "chat-engine",
+            "namespace": "default",
+            "resourceVersion": "1",
+            "labels": {"ome.io/inferenceservice": "chat"},
+        },
+    }
+    owned.caches["InferenceReplica"]._change(replica, deleted=False, report=False)
+    newer = {**replica, "metadata": {**replica["metadata"], "resourceVersion": "2"}}
+    owned.wrote(newer, by=listener.changed if by == "replicas" else None)
+    assert heard == told

@@ -65,9 +65,10 @@ class KindCache(Collection):
         """(namespace, name) of every object held, sorted."""
         return sorted(self._by_name)
 
-    def wrote(self, obj: Mapping[str, Any]) -> None:
+    def wrote(self, obj: Mapping[str, Any]) -> bool:
         """``obj`` as a patch of this operator's returned it: it replaces the cached version when
-        it is newer, so a pass before the watch catches up does not patch the same thing again.
+        it is newer, so a pass before the watch catches up does not patch the same thing again;
+        True when it did.
 
         Only a patch, and only over an older cached version: an object the watch has shown
         deleted (or not yet shown) stays as the watch says. Versions compare as integers, as
@@ -76,6 +77,8 @@ class KindCache(Collection):
         old = self._by_name.get(object_key(obj))
         if old is not None and newer_version(resource_version(obj), resource_version(old)):
             self._change(obj, deleted=False, report=False)
+            return True
+        return False
 
     def _held(self) -> Mapping[_Key, Mapping[str, Any]]:
         return self._by_name
@@ -124,10 +127,25 @@ class OwnedObjects:
         for listener in self._listeners.get(obj.get("kind", ""), ()):
             listener(namespace, owner, obj, deleted)
 
-    def wrote(self, obj: Mapping[str, Any]) -> None:
-        cache = self.caches.get(obj.get("kind", ""))
-        if cache is not None:
-            cache.wrote(obj)
+    def wrote(self, obj: Mapping[str, Any], *, by: OwnerChange | None = None) -> None:
+        """A write's answer into its cache (``KindCache.wrote``). Whoever else is told of changes
+        to its kind is told of this one now: once the cache holds the new version, a relist
+        after a lost watch event would find nothing changed. ``by`` is the writer (a listener),
+        None for the InferenceService controller (``on_change``)."""
+        kind = obj.get("kind", "")
+        cache = self.caches.get(kind)
+        if cache is None or not cache.wrote(obj):
+            return
+        namespace, _ = object_key(obj)
+        owner = labelled_owner(obj)
+        if owner is None:
+            return
+        told = [*self._listeners.get(kind, ())]
+        if by is not None and self.on_change is not None:
+            told = [self.on_change, *told]
+        for listener in told:
+            if listener != by:  # bound methods compare equal, not identical
+                listener(namespace, owner, obj, False)
 
     def existing(
         self, namespace: str, isvc: str, budget_names: Iterable[str]

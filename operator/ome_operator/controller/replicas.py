@@ -73,6 +73,7 @@ class ReplicaController:
     ) -> None:
         self.api_factory = api_factory
         self.metrics = metrics
+        self.owned = owned
         self.replicas: KindCache = owned.caches["InferenceReplica"]
         owned.listen("InferenceReplica", self._replica_changed)
         self.pods = KindCache("Pod", self._pod_changed, owner=controlling_replica)
@@ -210,7 +211,8 @@ class ReplicaController:
         for pod in written.patched:
             self.pods.wrote(pod)
         if written.status is not None:
-            self.replicas.wrote(written.status)
+            # The InferenceService controller mirrors this status: it is told here too.
+            self.owned.wrote(written.status, by=self._replica_changed)
 
     def _write(
         self, key: Key, replica: Mapping[str, Any], plan: InstancePlan, written: _Written
