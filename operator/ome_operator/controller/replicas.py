@@ -99,6 +99,8 @@ class ReplicaController:
     def _replica_changed(
         self, namespace: str, isvc: str, obj: Mapping[str, Any], deleted: bool
     ) -> None:
+        if self.passes is None:
+            return  # not started (a follower): start() passes over every InferenceReplica
         key = object_key(obj)
         if deleted:
             self.queue.forget(key)

@@ -68,6 +68,8 @@ class Controller:
     _loop: asyncio.AbstractEventLoop | None = None
     #: The API factory and namespaces start() was given, for start_working().
     _started: tuple[Callable[[], KubeApi], tuple[str | None, ...]] | None = None
+    #: Started as a follower (no workers yet): nothing is queued until it leads.
+    _following: bool = False
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -86,7 +88,7 @@ class Controller:
         """The watch shows an InferenceService as it now is: decide again unless only its
         status or bookkeeping moved."""
         if self.store.seen(key, body):
-            self.queue.add(key)
+            self._enqueue(key)
 
     def gone(self, key: Key) -> None:
         """The watch shows an InferenceService deleted: forget everything about it."""
@@ -102,11 +104,17 @@ class Controller:
         """Re-queue every InferenceService of ``namespace`` (None: of every namespace, S9)."""
         for key in sorted(self.store):
             if namespace is None or key[0] == namespace:
-                self.queue.add(key)
+                self._enqueue(key)
 
     def requeue_owner(self, namespace: str, isvc: str | None) -> None:
         if isvc and (namespace, isvc) in self.store:
-            self.queue.add((namespace, isvc))
+            self._enqueue((namespace, isvc))
+
+    def _enqueue(self, key: Key) -> None:
+        """Queue a pass; a follower (started without workers) queues nothing: once elected, it
+        queues every InferenceService (``start_working``)."""
+        if not self._following:
+            self.queue.add(key)
 
     def owned_changed(
         self, namespace: str, isvc: str | None, obj: Mapping[str, Any], deleted: bool = False
@@ -137,6 +145,7 @@ class Controller:
         """Start the watches, and with ``work`` the workers (``start_working``). Once only."""
         self._loop = self.writer.loop = asyncio.get_running_loop()
         self._started = (api_factory, namespaces)
+        self._following = not work
         isvcs = InferenceServiceFeed(lambda: self.store.bodies, self.seen, self.gone)
         self.watches.start(
             api_factory,
@@ -157,6 +166,9 @@ class Controller:
         if self._started is None:
             raise RuntimeError("start() the watches before the workers")
         api_factory, namespaces = self._started
+        if self._following:  # elected: everything the watches hold gets a pass
+            self._following = False
+            self.requeue()
         if self.passes is None:
             self.passes = Workers(
                 self.queue,

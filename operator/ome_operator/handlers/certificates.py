@@ -26,8 +26,9 @@ __all__ = ["CHECK_INTERVAL", "ManagedCertificate", "webhook_hosts"]
 
 logger = logging.getLogger("ome_operator.certificates")
 
-#: Seconds between checks of the managed certificate (renewal, CA bundle).
-CHECK_INTERVAL = 3600.0
+#: Seconds between checks of the managed certificate (renewal, CA bundle): two reads, so that a
+#: webhook configuration created after the operator started gets its CA bundle within a minute.
+CHECK_INTERVAL = 60.0
 
 #: The Service that fronts the webhook (manifests/operator/services.yaml).
 WEBHOOK_SERVICE = "ome-webhook-server"
