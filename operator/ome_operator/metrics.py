@@ -1,21 +1,22 @@
 """Prometheus metrics (S10, OPEN-35): every metric object lives here, behind named recorders,
-and the endpoint that serves them; nothing else imports ``prometheus_client``.
+and the endpoint that serves them (with the readiness check beside them); nothing else imports
+``prometheus_client``.
 
-No label carries an object name. Tests pass their own ``CollectorRegistry`` to ``Metrics``.
-
-The API edge (``cluster``) reports through ``report_api_request`` and ``report_watch_failure``
-unless it is handed recorders of its own: they go to the process's metrics, the ``Metrics`` of
-the default registry once it is made (a process has at most one), and nowhere before that (the
-CLI, tests). This module imports nothing of the operator, so any layer may report to it.
+No label carries an object name. Tests pass their own ``CollectorRegistry`` to ``Metrics``. The
+API edge (``cluster``) imports nothing of this module: start-up hands it the recorders
+(``record_api_request``, ``record_watch_failure``) as callbacks.
 """
 
 from __future__ import annotations
 
 import collections
-from collections.abc import Hashable, Iterable
+import threading
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client import start_http_server as _start_http_server
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
+from prometheus_client.exposition import ThreadingWSGIServer
 
 from . import OME_VERSION, __version__
 
@@ -28,9 +29,32 @@ QUEUE_WAIT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 
 WEBHOOK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
-def serve_metrics(host: str, port: int) -> None:
-    """Serve the default registry on ``http://<host>:<port>/metrics`` from a thread."""
-    _start_http_server(port, addr=host)
+class _QuietHandler(WSGIRequestHandler):
+    """No access-log line per scrape or probe."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def serve_metrics(
+    host: str, port: int, ready: Callable[[], bool] = lambda: True
+) -> ThreadingWSGIServer:
+    """Serve the default registry on ``http://<host>:<port>/metrics``, and ``/readyz``: 200 once
+    ``ready()`` (the watches have listed, so reviews are answered), else 503; from a thread."""
+    metrics = make_wsgi_app(REGISTRY)
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") != "/readyz":
+            return metrics(environ, start_response)
+        if ready():
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"ok\n"]
+        start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+        return [b"not ready: the caches have not listed the cluster yet\n"]
+
+    server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
+    return server
 
 
 class Metrics:

@@ -174,7 +174,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
         memo.leadership.start()
     bind = parse_bind_address(options.metrics_bind_address)
     if bind is not None and memo.get("metrics_started") is None:
-        serve_metrics(*bind)
+        serve_metrics(*bind, ready=controller.watches.synced.is_set)
         memo.metrics_started = True
 
 
