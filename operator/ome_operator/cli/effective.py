@@ -23,8 +23,6 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeVar
 
-import yaml
-
 from ..cluster.fetching import read_model, read_runtimes
 from ..cluster.objects import NotFoundError, ObjectReader, ReadError
 from ..cluster.resources import INFERENCE_SERVICE, resource_named
@@ -32,6 +30,7 @@ from ..core.effective.report import Evidence, Lookup, build_report, revision_nam
 from ..core.effective.vocabulary import RuntimeEffectiveReport, RuntimeId, View
 from ..core.selection import RuntimeCatalog
 from ..models import InferenceService, InvalidResourceError, from_manifest
+from .commands import yaml_text
 from .tables import format_table, shorten_value
 
 __all__ = [
@@ -316,7 +315,7 @@ def format_report(report: RuntimeEffectiveReport, output: str) -> str:
     if output == "json":
         return json.dumps(report_document(report), indent=2) + "\n"
     if output == "yaml":
-        return yaml.safe_dump(report_document(report), sort_keys=False)
+        return yaml_text(report_document(report), allow_unicode=False)
     raise UnknownOutputError(output)
 
 

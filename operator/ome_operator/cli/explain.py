@@ -11,15 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-import yaml
-
 from ..cluster.fetching import read_model, read_runtimes
 from ..cluster.objects import ObjectReader
 from ..cluster.resources import INFERENCE_SERVICE
 from ..core.selection import RuntimeCatalog, Selection, explain_priority, explain_weight
 from ..core.selection import select_runtime as run_selection
 from ..models import InferenceService, from_manifest
-from .commands import UsageError
+from .commands import UsageError, yaml_text
 from .effective import context_rows
 from .tables import format_explain_table, format_table
 
@@ -126,7 +124,7 @@ def formatted(document: dict[str, Any], output: str) -> str:
     """A document as ``-o json`` or ``-o yaml`` prints it."""
     if output == "json":
         return json.dumps(document, indent=2) + "\n"
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    return yaml_text(document)
 
 
 @dataclass(frozen=True)

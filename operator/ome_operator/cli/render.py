@@ -14,8 +14,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import yaml
-
 from ..cluster.applying import with_owner
 from ..core.admission import review_inference_service
 from ..core.model_catalog import ModelCatalog
@@ -39,6 +37,7 @@ from ..models import (
 from ..models.base import field_path, shown
 from ..models.limits import nesting_problem
 from ..models.resources import display_name
+from .commands import yaml_text
 from .tables import format_table
 
 __all__ = ["SUMMARY_HEADERS", "denied", "format_report", "render_report"]
@@ -237,7 +236,7 @@ def format_report(report: Mapping[str, Any], output: str) -> str:
         return json.dumps(report, indent=2) + "\n"
     if output == "summary":
         return format_table(SUMMARY_HEADERS, [_summary_row(item) for item in report["items"]])
-    return yaml.safe_dump(report, sort_keys=False, allow_unicode=True)
+    return yaml_text(report)
 
 
 def _summary_row(item: Mapping[str, Any]) -> list[str]:
