@@ -149,7 +149,7 @@ class KubeApi:
         except urllib3.exceptions.HTTPError as exc:
             if self._on_request is not None:
                 self._on_request(verb or method, 0)
-            raise _transport_failure(method, path, exc) from exc
+            raise _transport_failure(method, path, exc) from _answerless(exc)
         if self._on_request is not None:
             self._on_request(verb or method, response.status)
         return response
@@ -194,7 +194,7 @@ class KubeApi:
         try:
             response.read()
         except urllib3.exceptions.HTTPError as exc:
-            raise _transport_failure(method, path, exc) from exc
+            raise _transport_failure(method, path, exc) from _answerless(exc)
         body = response.data or b""
         if response.status < 400:
             return self._decode(body) if body.strip() else {}
@@ -226,9 +226,17 @@ def _failure(method: str, path: str, response: Any, status: Mapping[str, Any]) -
     )
 
 
+def _answerless(exc: Exception) -> BaseException:
+    """Why a request got no answer: what urllib3's retry wrapper gave up on, else ``exc``."""
+    if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
+        return exc.reason
+    return exc
+
+
 def _transport_failure(method: str, path: str, exc: Exception) -> Unreachable:
-    """No answer; the CLI words it from ``__cause__`` as kubectl does."""
-    cause = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
+    """No answer (``TimedOut`` past the timeout); raised from ``_answerless(exc)``, from which
+    the CLI words it as kubectl does."""
+    cause = _answerless(exc)
     # urllib3 counts a refused connection (NewConnectionError) as a kind of timeout.
     timed_out = isinstance(cause, urllib3.exceptions.TimeoutError) and not isinstance(
         cause, urllib3.exceptions.NewConnectionError

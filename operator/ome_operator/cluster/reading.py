@@ -35,7 +35,7 @@ from ome_operator.cluster.decoding import (
     decode_json,
     json_tree,
 )
-from ome_operator.cluster.errors import ApiError, NotFound, Unreachable
+from ome_operator.cluster.errors import ApiError, NotFound, TimedOut, Unreachable
 from ome_operator.cluster.objects import (
     NotFoundError,
     ObjectList,
@@ -138,7 +138,7 @@ class ClusterReader:
 
     def _read_error(self, exc: ApiError) -> ReadError:
         if isinstance(exc, Unreachable):
-            return _transport_error(exc.__cause__, self._api.host)
+            return _transport_error(exc, self._api.host)
         if exc.from_server:
             return ReadError(_one_line(exc.message))
         return ReadError(f"the server responded with HTTP {exc.status} {exc.phrase}".strip())
@@ -321,20 +321,21 @@ def _named(entries: list[Any], name: str) -> dict[str, Any] | None:
     return None
 
 
-def _transport_error(exc: BaseException | None, host: str) -> ReadError:
-    """kubectl's words for a request that got no answer."""
-    if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
-        return _transport_error(exc.reason, host)
+def _transport_error(exc: Unreachable, host: str) -> ReadError:
+    """kubectl's words for a request that got no answer (the transport typed it: ``TimedOut``,
+    else why, in ``__cause__``)."""
     server = urllib.parse.urlsplit(host).netloc or host
-    if isinstance(exc, urllib3.exceptions.NewConnectionError):
-        if isinstance(exc.__cause__, ConnectionRefusedError):
-            return ReadError(
-                f"The connection to the server {server} was refused"
-                " - did you specify the right host or port?"
-            )
-    elif isinstance(exc, urllib3.exceptions.TimeoutError):
+    if isinstance(exc, TimedOut):
         return ReadTimeoutError(f"Unable to connect to the server: {server} timed out")
-    return ReadError(f"Unable to connect to the server: {_one_line(exc)}")
+    cause = exc.__cause__
+    if isinstance(cause, urllib3.exceptions.NewConnectionError) and isinstance(
+        cause.__cause__, ConnectionRefusedError
+    ):
+        return ReadError(
+            f"The connection to the server {server} was refused"
+            " - did you specify the right host or port?"
+        )
+    return ReadError(f"Unable to connect to the server: {_one_line(cause)}")
 
 
 def _one_line(text: object) -> str:
