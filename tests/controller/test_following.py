@@ -22,7 +22,7 @@ async def test_a_follower_queues_nothing_until_it_is_elected():
         config_source=OperatorConfig,
         metrics=Metrics(CollectorRegistry()),
     )
-    controller._started, controller._following = (lambda: None, (None,)), True  # type: ignore[assignment]
+    controller._started = (lambda: None, (None,))  # type: ignore[assignment]  # watches only
     for name in ("b", "a"):
         controller.seen(("default", name), isvc(name))
     controller.requeue_owner("default", "a")

@@ -68,8 +68,6 @@ class Controller:
     _loop: asyncio.AbstractEventLoop | None = None
     #: The API factory and namespaces start() was given, for start_working().
     _started: tuple[Callable[[], KubeApi], tuple[str | None, ...]] | None = None
-    #: Started as a follower (no workers yet): nothing is queued until it leads.
-    _following: bool = False
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -113,7 +111,8 @@ class Controller:
     def _enqueue(self, key: Key) -> None:
         """Queue a pass; a follower (started without workers) queues nothing: once elected, it
         queues every InferenceService (``start_working``)."""
-        if not self._following:
+        following = self._started is not None and self.passes is None
+        if not following:
             self.queue.add(key)
 
     def owned_changed(
@@ -145,7 +144,6 @@ class Controller:
         """Start the watches, and with ``work`` the workers (``start_working``). Once only."""
         self._loop = self.writer.loop = asyncio.get_running_loop()
         self._started = (api_factory, namespaces)
-        self._following = not work
         isvcs = InferenceServiceFeed(lambda: self.store.bodies, self.seen, self.gone)
         self.watches.start(
             api_factory,
@@ -166,9 +164,6 @@ class Controller:
         if self._started is None:
             raise RuntimeError("start() the watches before the workers")
         api_factory, namespaces = self._started
-        if self._following:  # elected: everything the watches hold gets a pass
-            self._following = False
-            self.requeue()
         if self.passes is None:
             self.passes = Workers(
                 self.queue,
@@ -178,6 +173,7 @@ class Controller:
                 logger=logger,
             )
             self.passes.start(self.workers, self.watches.synced)
+            self.requeue()  # elected late: everything the watches hold gets a pass
         if self.replicas is not None:
             self.replicas.start(api_factory, namespaces, self.watches.synced)
 
