@@ -25,6 +25,8 @@ __all__ = ["Metrics", "serve_metrics"]
 #: Seconds a key waits in a work queue: a pass takes up to seconds, a burst of changes queues
 #: every InferenceService (S9), so the tail reaches minutes.
 QUEUE_WAIT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0)
+#: InferenceServices one runtime change moves (S16.6): none, a few, a namespace, a cluster.
+MOVED_BUCKETS = (0, 1, 5, 10, 50, 100, 500, 1000, 5000, 10000)
 #: Seconds an admission review takes: the API server gives the webhook 10 (S7).
 WEBHOOK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -141,6 +143,15 @@ class Metrics:
             buckets=WEBHOOK_BUCKETS,
             registry=registry,
         )
+        self.moved = Histogram(
+            "ome_runtime_change_moved_inferenceservices",
+            "InferenceServices a reviewed runtime change moves to another runtime or leaves "
+            "with none (S16.6), one observation per review once the caches have listed (kind: "
+            "ServingRuntime|ClusterServingRuntime, operation: CREATE|UPDATE|DELETE).",
+            ["kind", "operation"],
+            buckets=MOVED_BUCKETS,
+            registry=registry,
+        )
         self.queue_depth = Gauge(
             "ome_workqueue_depth",
             "Keys waiting in a work queue to be taken by a worker; not the ones in a pass or "
@@ -243,6 +254,9 @@ class Metrics:
 
     def record_admission_duration(self, kind: str, operation: str, seconds: float) -> None:
         self.webhook_seconds.labels(kind, operation).observe(seconds)
+
+    def record_runtime_change(self, kind: str, operation: str, moved: int) -> None:
+        self.moved.labels(kind, operation).observe(moved)
 
     # -- the controller runtime and the API edge -------------------------------------------------
 

@@ -48,7 +48,7 @@ CONNECTION_FLAGS = (
 VALUED_CONNECTION = (*CONNECTION, *IMPERSONATION, "--cache-dir", *FILES)
 TREE = [
     CommandNode("", ("runtime", "version", "completion"), (), HELP, ()),
-    CommandNode("runtime", ("explain", "effective"), (), HELP, ()),
+    CommandNode("runtime", ("explain", "effective", "impact"), (), HELP, ()),
     CommandNode(
         "runtime explain",
         (),
@@ -74,6 +74,24 @@ TREE = [
         (*HELP, *EFFECTIVE_VALUED, *CONNECTION_FLAGS),
         (*EFFECTIVE_VALUED, *VALUED_CONNECTION),
     ),
+    CommandNode(
+        "runtime impact",
+        (),
+        (),
+        (
+            *HELP,
+            *FILES,
+            "--delete",
+            "-A",
+            "--all-namespaces",
+            "-o",
+            "--output",
+            "--fail-on-change",
+            *CONNECTION_FLAGS[: -len(FILES)],
+            "--state",
+        ),
+        (*FILES, "--delete", "-o", "--output", *VALUED_CONNECTION[: -len(FILES)], "--state"),
+    ),
     CommandNode("version", (), (), HELP, ()),
     CommandNode("completion", (), ("bash", "zsh"), HELP, ()),
 ]
@@ -83,7 +101,7 @@ TREE = [
 CASES = [
     pytest.param([""], "runtime version completion", id="the commands"),
     pytest.param(["ver"], "version", id="a command by its prefix"),
-    pytest.param(["runtime", ""], "explain effective", id="the verbs"),
+    pytest.param(["runtime", ""], "explain effective impact", id="the verbs"),
     pytest.param(["runtime", "ex"], "explain", id="a verb by its prefix"),
     pytest.param(["runtime", "-"], "-h --help", id="the flags of runtime"),
     pytest.param(["runtime", "explain", "--w"], "--with-effective", id="a flag of explain"),
@@ -213,7 +231,7 @@ def test_zsh_completes(
     ("words", "expected"),
     [
         pytest.param(["runtime", "ex"], "explain\n:4\n", id="completions, no file names"),
-        pytest.param(["runtime", ""], "explain\neffective\n:4\n", id="one a line"),
+        pytest.param(["runtime", ""], "explain\neffective\nimpact\n:4\n", id="one a line"),
         pytest.param(["runtime", "explain", "-f", ""], ":0\n", id="a value: file names"),
     ],
 )

@@ -216,3 +216,54 @@ def test_manifests_can_come_from_stdin() -> None:
     text = yaml.safe_dump_all([model_manifest("llama"), runtime_manifest("rt")])
     code, out, _ = run("runtime", "explain", "--model", "llama", "-f", "-", stdin=text)
     assert (code, out.splitlines()[1].split()[:3]) == (0, ["rt", "Cluster", "Yes"])
+
+
+# --- S16.7: ties ----------------------------------------------------------------------------
+
+_TIED = (
+    model_manifest("llama"),
+    runtime_manifest("beta", formats=[entry(autoSelect=True, priority=2)]),
+    runtime_manifest("alpha", formats=[entry(autoSelect=True, priority=2)]),
+    runtime_manifest("gamma", formats=[entry(autoSelect=True)]),
+    runtime_manifest("delta", formats=[entry(autoSelect=True)]),
+    runtime_manifest("solo", formats=[entry(autoSelect=True, priority=3)], size_range=("1B", None)),
+)
+
+
+@pytest.mark.parametrize(
+    ("output", "table"),
+    [
+        pytest.param(
+            "wide",
+            textwrap.dedent("""\
+                RUNTIME   SCOPE     COMPATIBLE   PRIORITY                WEIGHT   REASON
+                solo      Cluster   Yes          3                       6        -
+                alpha     Cluster   Yes          2 (tie: name decides)   4        -
+                beta      Cluster   Yes          2 (tie: name decides)   4        -
+                delta     Cluster   Yes          1 (tie: name decides)   2        -
+                gamma     Cluster   Yes          1 (tie: name decides)   2        -
+                """),
+            id="wide marks every runtime only its name ranks",
+        ),
+        pytest.param(
+            "table",
+            textwrap.dedent("""\
+                RUNTIME   SCOPE     COMPATIBLE   PRIORITY   WEIGHT   REASON
+                solo      Cluster   Yes          3          6        -
+                alpha     Cluster   Yes          2          4        -
+                beta      Cluster   Yes          2          4        -
+                delta     Cluster   Yes          1          2        -
+                gamma     Cluster   Yes          1          2        -
+                """),
+            id="the S12 table stays as documented",
+        ),
+    ],
+)
+def test_ties_are_marked_with_o_wide_only(tmp_path: pathlib.Path, output: str, table: str) -> None:
+    path = write(tmp_path, *_TIED)
+
+    assert run("runtime", "explain", "--model", "llama", "-f", path, "-o", output) == (
+        0,
+        table,
+        "",
+    )

@@ -27,7 +27,8 @@ def help_text(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
                 "installed (default: ome)",
                 "--request-timeout REQUEST_TIMEOUT The length of time to wait before giving up "
                 "on a single server request (default: 0)",
-                "Output format: table, json or yaml (every row, reasons whole) (default: table) ",
+                "Output format: table, wide (ties marked), json or yaml (every row, reasons "
+                "whole) (default: table) ",
                 "--with-effective Append bounded effective context for --isvc (auto scan: "
                 "1,000 items/2 pages) -A",
                 "--as-group AS_GROUPS Group to impersonate for the operation (repeatable) --as",

@@ -84,7 +84,9 @@ def test_explain_prints_every_row_as_data(output, namespace, runtimes):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        pytest.param(("-o", "wide"), 'unknown output format "wide": use one of table, json, yaml'),
+        pytest.param(
+            ("-o", "name"), 'unknown output format "name": use one of table, wide, json, yaml'
+        ),
         pytest.param(
             ("-o", "json", "--with-effective"),
             "--with-effective prints a table: it cannot be used with -o",
@@ -116,7 +118,7 @@ def test_version(command, program):
         pytest.param(
             main,
             ("runtime",),
-            "usage: kubectl ome runtime [-h] {explain,effective} ...",
+            "usage: kubectl ome runtime [-h] {explain,effective,impact} ...",
             id="kubectl-ome runtime",
         ),
         pytest.param(

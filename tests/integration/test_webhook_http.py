@@ -86,6 +86,12 @@ def _typo(value: str, place: str, suggestion: str | None = None) -> str:
     return text + (f"; did you mean {suggestion}?" if suggestion else "")
 
 
+#: S16.7: a new cluster runtime "csr" with rt's one autoSelect entry ties with rt for llama.
+TIES_WITH_RT = (
+    "runtime csr ties with rt for model llama (score 2): the name decides, csr is selected"
+)
+
+
 def allowed(*warnings: str) -> dict[str, Any]:
     """The AdmissionResponse of an admitted object."""
     response: dict[str, Any] = {"uid": UID, "allowed": True}
@@ -515,7 +521,7 @@ RUNTIME_ROWS = [
     ),
     pytest.param(
         runtime_manifest("csr", **_classes("nvidia-a100")),
-        allowed(),
+        allowed(TIES_WITH_RT),
         id="7.4.1: existing accelerator classes are admitted",
     ),
     pytest.param(
@@ -542,7 +548,7 @@ RUNTIME_ROWS = [
             "csr",
             formats=[entry(autoSelect=True, priority=1), entry("gguf", priority=3)],
         ),
-        allowed(),
+        allowed(TIES_WITH_RT),
         id="7.4.2: an entry without autoSelect true is not compared",
     ),
     pytest.param(
@@ -573,6 +579,7 @@ RUNTIME_ROWS = [
         allowed(
             _typo("multinode", "spec.engineConfig.annotations", "MultiNode"),
             _typo("Deployment", "spec.routerConfig.annotations"),
+            TIES_WITH_RT,
         ),
         id="16.3: misspelled modes in runtime configs warn",
     ),

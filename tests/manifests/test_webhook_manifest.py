@@ -6,25 +6,29 @@ import pytest
 
 from tests.manifests.manifest_files import find
 
-#: SPEC S7.1 (and OPEN-24 for ServingRuntime): exact webhook names, resource, scope, path.
+#: SPEC S7.1 (and OPEN-24 for ServingRuntime): exact webhook names, resource, scope, path, and
+#: the operations: a runtime's DELETE too, for S16.6's warning.
 WEBHOOKS = [
     (
         "inferenceservice.ome-webhook-server.validator",
         "inferenceservices",
         "Namespaced",
         "/validate-inferenceservice",
+        ["CREATE", "UPDATE"],
     ),
     (
         "clusterservingruntime.ome-webhook-server.validator",
         "clusterservingruntimes",
         "Cluster",
         "/validate-clusterservingruntime",
+        ["CREATE", "UPDATE", "DELETE"],
     ),
     (
         "servingruntime.ome-webhook-server.validator",
         "servingruntimes",
         "Namespaced",
         "/validate-servingruntime",
+        ["CREATE", "UPDATE", "DELETE"],
     ),
 ]
 
@@ -39,17 +43,18 @@ def test_the_webhook_names_are_exactly_the_three_of_the_spec() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "resource", "scope", "path"), [pytest.param(*w, id=w[0]) for w in WEBHOOKS]
+    ("name", "resource", "scope", "path", "operations"),
+    [pytest.param(*w, id=w[0]) for w in WEBHOOKS],
 )
-def test_each_webhook_validates_creates_and_updates_of_its_kind_only(
-    name: str, resource: str, scope: str, path: str
+def test_each_webhook_reviews_its_operations_of_its_kind_only(
+    name: str, resource: str, scope: str, path: str, operations: list[str]
 ) -> None:
     webhook = _webhooks()[name]
     assert webhook["rules"] == [
         {
             "apiGroups": ["ome.io"],
             "apiVersions": ["v1beta1"],
-            "operations": ["CREATE", "UPDATE"],
+            "operations": operations,
             "resources": [resource],
             "scope": scope,
         }
@@ -66,10 +71,11 @@ def test_each_webhook_validates_creates_and_updates_of_its_kind_only(
 
 
 @pytest.mark.parametrize(
-    ("name", "resource", "scope", "path"), [pytest.param(*w, id=w[0]) for w in WEBHOOKS]
+    ("name", "resource", "scope", "path", "operations"),
+    [pytest.param(*w, id=w[0]) for w in WEBHOOKS],
 )
 def test_each_webhook_calls_the_operator_webhook_service_on_its_path(
-    name: str, resource: str, scope: str, path: str
+    name: str, resource: str, scope: str, path: str, operations: list[str]
 ) -> None:
     service = _webhooks()[name]["clientConfig"]["service"]
     assert service == {"name": "ome-webhook-server", "namespace": "ome", "path": path, "port": 443}

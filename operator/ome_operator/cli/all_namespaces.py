@@ -79,12 +79,12 @@ def explain_all_namespaces(
         try:
             isvc = require_model(from_manifest(manifest), name)
             one = explain(request, reader, namespace, isvc, note)
-            text = explanation_text(one, reader, width) if request.output == "table" else ""
+            text = explanation_text(one, reader, width) if request.tabular else ""
         except _NAMESPACE_ERRORS as exc:
             errors.append(f'error: namespace "{namespace}": {exc}')
             continue
         explained.append((one, text))
-    if request.output == "table":
+    if request.tabular:
         stdout.write("\n".join(f"Namespace: {one.namespace}\n{text}" for one, text in explained))
     else:
         items = [one.document() for one, _ in explained]

@@ -45,8 +45,11 @@ _ALL_NAMESPACES_NEED_ISVC = (
 )
 
 
-#: ``-o`` values: the S12 table, or every row as one document (reasons unwrapped).
-OUTPUTS = ("table", "json", "yaml")
+#: ``-o`` values: the S12 table (``wide``: with S16.7's tie marks), or every row as one document
+#: (reasons unwrapped).
+OUTPUTS = ("table", "wide", "json", "yaml")
+#: ``-o wide`` writes this after the PRIORITY of each runtime only its name ranks (S16.7).
+TIE_MARK = " (tie: name decides)"
 API_VERSION = "cli.ome.io/v1alpha1"
 
 
@@ -74,18 +77,27 @@ class ExplainRequest:
             raise UsageError(
                 f'unknown output format "{self.output}": use one of {", ".join(OUTPUTS)}'
             )
-        if self.with_effective and self.output != "table":
+        if self.with_effective and not self.tabular:
             raise UsageError("--with-effective prints a table: it cannot be used with -o")
 
+    @property
+    def tabular(self) -> bool:
+        """Whether the output is the table (``table`` or ``wide``), not a document."""
+        return self.output in ("table", "wide")
 
-def explain_rows(selection: Selection) -> list[list[str]]:
-    """S12.5/S12.6: Yes rows in rank order, then No rows (SRs, then CSRs, by name)."""
+
+def explain_rows(selection: Selection, *, wide: bool = False) -> list[list[str]]:
+    """S12.5/S12.6: Yes rows in rank order, then No rows (SRs, then CSRs, by name); ``wide``
+    marks the Yes rows only their names rank (S16.7)."""
+    tied = {id(v) for group in selection.ties for v in group} if wide else set()
     rows = []
     for verdict in selection.verdicts:
         scope = "Cluster" if verdict.runtime.is_cluster else "Namespaced"
         if verdict.qualifies:
             match = verdict.first_match
             priority, weight = str(explain_priority(match)), str(explain_weight(match))
+            if id(verdict) in tied:
+                priority += TIE_MARK
             rows.append([verdict.runtime.name, scope, "Yes", priority, weight, "-"])
         else:
             rows.append([verdict.runtime.name, scope, "No", "-", "-", verdict.reason])
@@ -178,7 +190,8 @@ def explanation_text(explained: Explained, reader: ObjectReader, width: int) -> 
     """The S12 table, then (``--with-effective``) the effective context."""
     text = ""
     if explained.selection is not None:
-        text += format_explain_table(explain_rows(explained.selection), width)
+        rows = explain_rows(explained.selection, wide=explained.request.output == "wide")
+        text += format_explain_table(rows, width)
     request = explained.request
     if request.with_effective and explained.isvc is not None:
         if explained.selection is not None:
@@ -203,7 +216,7 @@ def run_explain(
     request.validate()
     isvc = read_isvc(reader, namespace, request.isvc) if request.isvc is not None else None
     explained = explain(request, reader, namespace, isvc, _printer(stderr))
-    if request.output != "table":
+    if not request.tabular:
         stdout.write(formatted(explained.document(), request.output))
     else:
         stdout.write(explanation_text(explained, reader, width))

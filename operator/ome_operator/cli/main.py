@@ -1,4 +1,4 @@
-"""``kubectl-ome``: the kubectl plugin (S11). ``kubectl ome runtime explain|effective``.
+"""``kubectl-ome``: the kubectl plugin (S11). ``kubectl ome runtime explain|effective|impact``.
 
 Argument parsing and the I/O edge only: errors print as ``error: <message>`` on stderr and
 exit 1 (never 2, never a traceback); every decision comes from the core.
@@ -10,7 +10,7 @@ import argparse
 import functools
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from .. import version_line
 from ..cluster.connection import ConnectionFlags
@@ -83,14 +83,61 @@ def _connection_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="If true, opt-out of response compression (accepted, unused)",
     )
-    add(
-        "-f",
-        "--filename",
-        dest="filenames",
+
+
+def _state_flag(parser: argparse.ArgumentParser, *names: str, dest: str = "filenames") -> None:
+    parser.add_argument(
+        *names,
+        dest=dest,
         action="append",
         default=[],
         help="Read objects from these manifests (file, directory or -) instead of a cluster",
     )
+
+
+def _impact_parser(verbs: Any) -> None:
+    impact = verbs.add_parser(
+        "impact",
+        help="Show which InferenceServices a runtime change moves to another runtime",
+        description=(
+            "Resolve every InferenceService's runtime before and after a change to the "
+            "runtimes, and list those it moves."
+        ),
+    )
+    impact.add_argument(
+        "-f",
+        "--filename",
+        dest="changes",
+        action="append",
+        default=[],
+        help="The proposed ServingRuntimes and ClusterServingRuntimes (file, directory or -), "
+        "created or replaced as given",
+    )
+    impact.add_argument(
+        "--delete",
+        dest="deletes",
+        action="append",
+        default=[],
+        metavar="KIND/NAME",
+        help="A runtime the change deletes: ClusterServingRuntime/<name> or "
+        "ServingRuntime/<namespace>/<name> (repeatable)",
+    )
+    impact.add_argument(
+        "-A",
+        "--all-namespaces",
+        action="store_true",
+        help="Every namespace's InferenceServices, not only the namespace's",
+    )
+    impact.add_argument(
+        "-o", "--output", default="table", help="Output format: table, json or yaml"
+    )
+    impact.add_argument(
+        "--fail-on-change",
+        action="store_true",
+        help="Exit 3 when the change moves some InferenceService",
+    )
+    _connection_flags(impact)
+    _state_flag(impact, "--state")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,9 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         default="table",
-        help="Output format: table, json or yaml (every row, reasons whole) (default: %(default)s)",
+        help="Output format: table, wide (ties marked), json or yaml (every row, reasons "
+        "whole) (default: %(default)s)",
     )
     _connection_flags(explain)
+    _state_flag(explain, "-f", "--filename")
 
     effective = verbs.add_parser(
         "effective", help="Show the runtime and deployment modes an InferenceService runs with"
@@ -141,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", default="table", help="Output format: table, wide, json or yaml"
     )
     _connection_flags(effective)
+    _state_flag(effective, "-f", "--filename")
+    _impact_parser(verbs)
     commands.add_parser("version", help="Print the version of kubectl-ome")
     completion = commands.add_parser(
         "completion",
@@ -211,12 +262,30 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         if request.all_namespaces:
             return explain_all_namespaces(request, reader, stdout, stderr, terminal_width(stdout))
         return run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
+    if args.verb == "impact":
+        return _run_impact(args, stdin, stdout, stderr)
     from .effective import run_effective
 
     reader, namespace = _reader(args, stdin)
     return run_effective(
         args.inferenceservice, args.output, args.ome_namespace, reader, namespace, stdout, stderr
     )
+
+
+def _run_impact(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    from .impact import ImpactRequest, run_impact
+
+    request = ImpactRequest(
+        tuple(args.changes),
+        tuple(args.deletes),
+        args.all_namespaces,
+        args.namespace,
+        args.output,
+        args.fail_on_change,
+    )
+    request.validate()
+    reader, namespace = _reader(args, stdin)
+    return run_impact(request, reader, namespace, stdin, stdout, stderr)
 
 
 def main(

@@ -24,7 +24,7 @@ from ..cluster.resources import resource_named
 from ..core.operator_config import OperatorConfig
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
 from ..metrics import Metrics
-from ..models import InferenceService, InvalidResourceError, from_manifest
+from ..models import InferenceService, InvalidResourceError
 from .queue import Backoff, WorkQueue
 from .replicas import ReplicaController
 from .snapshot import Caches, snapshot_for
@@ -206,7 +206,7 @@ class Controller:
         if (body.get("metadata") or {}).get("deletionTimestamp"):
             return False  # the garbage collector's now, parsed or not (as the core decides)
         try:
-            isvc = from_manifest(body)
+            isvc = self.store.parsed(key)
         except InvalidResourceError as exc:
             # Nothing can be decided for it until it changes (its change re-queues it).
             logger.error(

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..cluster.api import newer_version, resource_version
+from ..models import InferenceService, InvalidResourceError, from_manifest
 
 __all__ = ["InferenceServiceStore"]
 
@@ -28,6 +29,8 @@ class InferenceServiceStore:
     def __init__(self) -> None:
         #: (namespace, name) -> the body as the watch last showed it (or as echoed).
         self.bodies: dict[Key, dict[str, Any]] = {}
+        #: (namespace, name) -> (the body it was parsed from, its model or why it is invalid)
+        self._parsed: dict[Key, tuple[dict[str, Any], Any]] = {}
 
     def __contains__(self, key: object) -> bool:
         return key in self.bodies
@@ -38,6 +41,23 @@ class InferenceServiceStore:
     def get(self, key: Key) -> dict[str, Any] | None:
         return self.bodies.get(key)
 
+    def parsed(self, key: Key) -> InferenceService | None:
+        """The model of the body held under ``key`` (None: none held), parsed once per body;
+        InvalidResourceError when it does not parse."""
+        body = self.bodies.get(key)
+        if body is None:
+            return None
+        known = self._parsed.get(key)
+        if known is None or known[0] is not body:
+            try:
+                model: Any = from_manifest(body)
+            except InvalidResourceError as exc:
+                model = exc
+            known = self._parsed[key] = (body, model)
+        if isinstance(known[1], InvalidResourceError):
+            raise known[1]
+        return known[1]
+
     def seen(self, key: Key, body: Mapping[str, Any]) -> bool:
         """Keep ``body``; True when a decision may change (not only its status or
         bookkeeping moved)."""
@@ -47,6 +67,7 @@ class InferenceServiceStore:
 
     def forget(self, key: Key) -> None:
         self.bodies.pop(key, None)
+        self._parsed.pop(key, None)
 
     def holds_namespace(self, namespace: str) -> bool:
         return any(key[0] == namespace for key in self.bodies)

@@ -1,9 +1,16 @@
-"""Validating admission webhooks (S7, S16.3): the pure rules of ``core.admission``, served.
+"""Validating admission webhooks (S7, S16.3, S16.6, S16.7): the pure rules of
+``core.admission``, served.
 
 A denial raises ``kopf.AdmissionError`` with the exact text (kubectl prints it after
 ``denied the request: ``); warnings go in the response's ``warnings`` list. DELETE is never
-validated. A malformed object is denied with the message that names its field and value.
-Each review of CREATE or UPDATE is timed (``ome_webhook_request_duration_seconds``).
+validated: a runtime's DELETE is reviewed only to warn which InferenceServices it moves. A
+malformed object is denied with the message that names its field and value. Each review is
+timed (``ome_webhook_request_duration_seconds``).
+
+An admitted runtime change is warned about from the controller's caches
+(``controller.runtime_changes``): the InferenceServices it moves (S16.6) and the runtimes it
+ties with (S16.7). That decision runs in a thread, from what was taken on the event loop; it
+never denies, and a failure of it costs only its warnings.
 
 kopf logs every denial as a handler that "failed permanently", at ERROR; a denial is the webhook
 doing its work, so it is logged at INFO (a review refused while the caches fill, at WARNING).
@@ -22,8 +29,10 @@ from typing import Any
 import kopf
 
 from ..cluster.resources import INFERENCE_SERVICE
+from ..controller.runtime_changes import gather
 from ..controller.snapshot import Caches
 from ..core.admission import AdmissionVerdict, review_inference_service, review_serving_runtime
+from ..core.impact import RuntimeChange, runtime_key
 from ..models import InferenceService, InvalidResourceError, ServingRuntime, storable_manifest
 
 __all__ = [
@@ -37,6 +46,8 @@ __all__ = [
 #: kopf registers these in the webhook configuration but serves every operation it is sent,
 #: so the handlers also pass anything else (DELETE above all) unvalidated (S7.1).
 _OPERATIONS = ["CREATE", "UPDATE"]
+#: A runtime's DELETE is reviewed too, for its warnings only (S16.6).
+_RUNTIME_OPERATIONS = [*_OPERATIONS, "DELETE"]
 _DENIED = 403
 GROUP, VERSION = INFERENCE_SERVICE.group, INFERENCE_SERVICE.version
 #: Seconds a review waits for the first listings at start (the API server gives it 10).
@@ -85,6 +96,7 @@ class _NoProbeLines(logging.Filter):
         return not is_probe_line(record)
 
 
+logger = logging.getLogger("ome_operator.admission")
 logging.getLogger("kopf.objects").addFilter(_DenialsAtInfo())
 logging.getLogger("aiohttp.access").addFilter(_NoProbeLines())
 
@@ -153,6 +165,29 @@ async def validate_inference_service(
         _answer(verdict, "InferenceService", operation, warnings, memo)
 
 
+async def _change_warnings(
+    runtime: ServingRuntime, kind: str, operation: str, warnings: list[str], memo: kopf.Memo
+) -> None:
+    """S16.6 and S16.7 for a change the review admits: what it moves, what it ties with."""
+    controller = memo.controller
+    if operation == "DELETE":
+        change = RuntimeChange(deleted=frozenset({runtime_key(runtime)}))
+    else:
+        change = RuntimeChange(applied=(runtime,))
+    proposed = runtime if operation != "DELETE" else None
+    try:
+        inputs = gather(change, controller.store, controller.caches, proposed)
+        impact, found = await asyncio.to_thread(inputs.warnings)
+    except Exception:  # a review never fails for its warnings
+        logger.exception(
+            "Failed to work out what a runtime change moves",
+            extra={"kind": kind, "namespace": runtime.namespace, "runtime": runtime.name},
+        )
+        return
+    controller.metrics.record_runtime_change(kind, operation, impact.changed)
+    warnings.extend(found)
+
+
 async def _validate_runtime(
     body: kopf.Body,
     kind: str,
@@ -160,6 +195,9 @@ async def _validate_runtime(
     warnings: list[str],
     memo: kopf.Memo,
 ) -> None:
+    if operation == "DELETE":
+        await _deletion_warnings(body, kind, warnings, memo)
+        return
     if operation not in _OPERATIONS:
         return
     with _timed(kind, operation, memo):
@@ -167,16 +205,33 @@ async def _validate_runtime(
         runtime: ServingRuntime = _parse(body, kind, operation, memo)
         verdict = review_serving_runtime(runtime, caches.accelerator_class_names())
         _answer(verdict, kind, operation, warnings, memo)
+        await _change_warnings(runtime, kind, operation, warnings, memo)
 
 
-@kopf.on.validate(GROUP, VERSION, "clusterservingruntimes", id=_CSR_ID, operations=_OPERATIONS)
+async def _deletion_warnings(
+    body: kopf.Body, kind: str, warnings: list[str], memo: kopf.Memo
+) -> None:
+    """A deletion is always admitted (neither counted nor timed as a review, S7.1); warned
+    about only once the caches have listed."""
+    if not memo.controller.watches.synced.is_set():
+        return
+    try:
+        runtime = storable_manifest(dict(body))
+    except InvalidResourceError:
+        return  # left out of every decision while it stood: its deletion moves nothing
+    await _change_warnings(runtime, kind, "DELETE", warnings, memo)
+
+
+@kopf.on.validate(
+    GROUP, VERSION, "clusterservingruntimes", id=_CSR_ID, operations=_RUNTIME_OPERATIONS
+)
 async def validate_cluster_serving_runtime(
     body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
 ) -> None:
     await _validate_runtime(body, "ClusterServingRuntime", operation, warnings, memo)
 
 
-@kopf.on.validate(GROUP, VERSION, "servingruntimes", id=_SR_ID, operations=_OPERATIONS)
+@kopf.on.validate(GROUP, VERSION, "servingruntimes", id=_SR_ID, operations=_RUNTIME_OPERATIONS)
 async def validate_serving_runtime(
     body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
 ) -> None:

@@ -77,6 +77,11 @@ class ServingRuntime(CRDModel):
         return self.metadata.name
 
     @property
+    def namespace(self) -> str:
+        """A ServingRuntime's namespace; "" for a ClusterServingRuntime."""
+        return "" if self.is_cluster else self.metadata.namespace or "default"
+
+    @property
     def is_cluster(self) -> bool:
         return self.kind == "ClusterServingRuntime"
 

@@ -396,7 +396,7 @@ def test_a_new_catalog_of_the_same_runtimes_is_selected_afresh() -> None:
 def test_a_replaced_catalog_takes_its_memo_with_it() -> None:
     catalog = RuntimeCatalog(_MEMO_RUNTIMES.namespaced, _MEMO_RUNTIMES.cluster)
     select_runtime(_MEMO_MODEL, "llama", make_isvc(), catalog, "ns")
-    assert len(catalog.memo) == 1 + len(catalog)  # the selection and each runtime's fit
+    assert (len(catalog.memo), len(catalog.fits)) == (1, len(catalog))  # selection; fits
     gone = weakref.ref(catalog)
 
     del catalog
@@ -412,6 +412,7 @@ def test_a_catalog_memo_is_bounded_however_many_models_change() -> None:
         select_runtime(model, "llama", make_isvc(), catalog, "ns")
 
     assert len(catalog.memo) <= selecting._MEMO_LIMIT
+    assert len(catalog.fits) <= selecting._MEMO_LIMIT
 
 
 # --- S2.13: the named runtime ---------------------------------------------------------------

@@ -20,6 +20,7 @@ from .selecting import (
     Selection,
     check_model,
     find_named_runtime,
+    may_qualify,
     resolve_named_runtime,
     select_runtime,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "explain_weight",
     "find_named_runtime",
     "first_exclusion",
+    "may_qualify",
     "model_label",
     "resolve_named_runtime",
     "select_runtime",

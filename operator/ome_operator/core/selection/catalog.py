@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,9 @@ class RuntimeCatalog:
     #: Selection's memo of what was decided over this catalog (``selecting``): it lives and
     #: dies with the catalog, so a runtime change, which makes a new catalog, frees it.
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    #: Selection's memo of what each runtime says about each model (``selecting``): it depends
+    #: on that runtime and that model only, so a catalog changed from this one shares it.
+    fits: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
     def of(cls, runtimes: Iterable[ServingRuntime]) -> RuntimeCatalog:
@@ -28,6 +31,14 @@ class RuntimeCatalog:
             namespaced=tuple(r for r in ordered if not r.is_cluster),
             cluster=tuple(r for r in ordered if r.is_cluster),
         )
+
+    def changed(
+        self, removed: Callable[[ServingRuntime], bool], added: Iterable[ServingRuntime]
+    ) -> RuntimeCatalog:
+        """This catalog without the runtimes ``removed`` picks and with ``added``: the
+        catalog a runtime change leaves, knowing what this one knew about each runtime."""
+        changed = RuntimeCatalog.of([*(r for r in self if not removed(r)), *added])
+        return RuntimeCatalog(changed.namespaced, changed.cluster, fits=self.fits)
 
     def __iter__(self):
         yield from self.namespaced

@@ -30,6 +30,7 @@ __all__ = [
     "Selection",
     "check_model",
     "find_named_runtime",
+    "may_qualify",
     "resolve_named_runtime",
     "select_runtime",
 ]
@@ -102,12 +103,13 @@ class _Fit:
     rank: Any = None
 
 
-#: The memo of a catalog (``RuntimeCatalog.memo``) holds each runtime's fit to a model and each
-#: whole selection, by object identity: runtimes and models come from watch-fed caches whose
-#: objects are immutable and replaced on change, and a catalog is rebuilt whenever one of its
-#: runtimes is, so every InferenceService of a reconcile wave shares the work and an old
-#: catalog's entries go with it. Entries hold their objects, so an identity is never reused
-#: while cached; a catalog that outlives many model changes is cleared at the limit.
+#: The memos of a catalog hold each runtime's fit to a model (``RuntimeCatalog.fits``) and each
+#: whole selection (``RuntimeCatalog.memo``), by object identity: runtimes and models come from
+#: watch-fed caches whose objects are immutable and replaced on change, and a catalog is rebuilt
+#: whenever one of its runtimes is, so every InferenceService of a reconcile wave shares the
+#: work and an old catalog's selections go with it (its fits go with the last catalog that
+#: shares them). Entries hold their objects, so an identity is never reused while cached; a
+#: memo that outlives many model changes is cleared at the limit.
 _MEMO_LIMIT = 4096
 
 
@@ -118,7 +120,7 @@ def _remember(memo: dict[Any, Any], key: Any, entry: Any) -> None:
 
 
 def _fit(runtime: ServingRuntime, model: ModelSpec, memo: dict[Any, Any]) -> _Fit:
-    key = ("fit", id(runtime), id(model))
+    key = (id(runtime), id(model))
     found = memo.get(key)
     if found is not None and found[0] is runtime and found[1] is model:
         return found[2]
@@ -179,9 +181,31 @@ class Selection:
         return self.chosen.runtime
 
     @cached_property
+    def ties(self) -> tuple[tuple[RuntimeVerdict, ...], ...]:
+        """S16.7: the qualifying runtimes that only their names rank (same scope, score and
+        size distance), in groups of two or more, in rank order (the first group's first
+        runtime is the chosen one when that group leads)."""
+        groups: dict[tuple, list[RuntimeVerdict]] = {}
+        for verdict in self.verdicts:
+            if verdict.qualifies:
+                rank = rank_key(verdict.runtime, verdict.score, self.model)
+                groups.setdefault(rank[:-1], []).append(verdict)
+        return tuple(tuple(group) for group in groups.values() if len(group) > 1)
+
+    @cached_property
     def exclusion_checks(self) -> tuple[str, ...]:
         """The failed check of each excluded runtime, in verdict order (the metric's reasons)."""
         return tuple(v.exclusion.check for v in self.verdicts if v.exclusion is not None)
+
+
+def may_qualify(runtime: ServingRuntime, model: ModelSpec, catalog: RuntimeCatalog) -> bool:
+    """Whether ``runtime`` of ``catalog`` qualifies for ``model`` for some InferenceService: S2.10
+    without checks 2 and 3, which only ever exclude more. A runtime that does not is the
+    selection of no InferenceService of that model, before a change or after it."""
+    if runtime.disabled:
+        return False
+    fit = _fit(runtime, model, catalog.fits)
+    return fit.exclusion is None and fit.skip_reason is None
 
 
 def select_runtime(
@@ -198,11 +222,11 @@ def select_runtime(
     """
     check_model(model, model_name)
     request = Request(model, isvc)
-    key = ("selection", id(model), request.required_classes, request.modes, namespace)
+    key = (id(model), request.required_classes, request.modes, namespace)
     found = catalog.memo.get(key)
     if found is not None and found[0] is model:
         return found[1]
-    ranked = [_verdict(runtime, request, catalog.memo) for runtime in catalog]
+    ranked = [_verdict(runtime, request, catalog.fits) for runtime in catalog]
     qualifying = sorted(
         ((rank, v) for v, rank in ranked if rank is not None), key=lambda pair: pair[0]
     )
