@@ -188,6 +188,7 @@ class Metrics:
             registry=registry,
         )
         self.build_info.labels(__version__, OME_VERSION).set(1)
+        self._api_children: dict[tuple[str, int], Any] = {}
 
     def record_selection(
         self, source: str, outcome: str, scope: str, exclusions: Iterable[str] = ()
@@ -267,7 +268,12 @@ class Metrics:
         self.queue_wait.labels(queue).observe(seconds)
 
     def record_api_request(self, verb: str, code: int) -> None:
-        self.api_requests.labels(verb, str(code)).inc()
+        """Counted once per request, from the writers' threads: the child of each (verb, code)
+        is looked up once (``labels`` formats and locks on every call)."""
+        child = self._api_children.get((verb, code))
+        if child is None:
+            child = self._api_children[verb, code] = self.api_requests.labels(verb, str(code))
+        child.inc()
 
     def record_watch_failure(self, resource: str) -> None:
         self.watch_failures.labels(resource).inc()

@@ -1,6 +1,7 @@
 """``ome-operator``: ``run`` starts the operator; ``render`` prints what it would do (S16.2).
 
-Errors print ``error: <message>`` on stderr and exit 1, never a traceback.
+Errors print ``error: <message>`` on stderr and exit 1, never a traceback. Each command imports
+what it runs when it runs (``render`` the core, ``run`` kopf and the handlers).
 """
 
 from __future__ import annotations
@@ -12,11 +13,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from . import version_line
-from .cli.commands import Parser, UsageError, run_command
-from .cli.render import denied, format_report, render_report
-from .cluster.manifests import ManifestError, load_manifests
-from .core.operator_config import ConfigError
-from .models import InvalidResourceError
+from .cli.commands import Errors, Parser, UsageError, collect_as_usual, run_command
 from .settings import RunOptions, add_run_flags, parse_bind_address, run_option_problems
 
 __all__ = ["main"]
@@ -78,6 +75,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from . import handlers  # noqa: F401  (registers the handlers)
     from .cluster.credentials import credentials_problem
+    from .models.resources import build_validators
 
     options = RunOptions.from_args(args)
     problems = run_option_problems(options)
@@ -86,6 +84,8 @@ def _run(args: argparse.Namespace) -> int:
     problem = credentials_problem()
     if problem is not None:
         raise NoClusterError(problem)
+    build_validators()
+    collect_as_usual()
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[args.log_format.upper()])
     probe = parse_bind_address(options.health_probe_bind_address)
     liveness = f"http://{probe[0]}:{probe[1]}/healthz" if probe else None
@@ -118,6 +118,9 @@ def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
         raise UsageError(
             f'--now "{now}" is not an RFC 3339 time, e.g. 2026-01-01T00:00:00Z'
         ) from None
+    from .cli.render import denied, format_report, render_report
+    from .cluster.manifests import load_manifests
+
     report = render_report(load_manifests(args.filenames, stdin), now=now)
     stdout.write(format_report(report, args.output))
     refused = denied(report)
@@ -127,6 +130,15 @@ def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
         stderr.write(", ".join(refused) + "\n")
         return DENIED_EXIT
     return 0
+
+
+def _errors() -> Errors:
+    """What a command fails with for a reason of the user's: ``error: <message>``, exit 1."""
+    from .cluster.manifests import ManifestError
+    from .core.operator_config import ConfigError
+    from .models import InvalidResourceError
+
+    return (ManifestError, InvalidResourceError, ConfigError, NoClusterError, StartupError)
 
 
 def _dispatch(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -147,7 +159,7 @@ def main(
         build_parser(),
         _dispatch,
         argv,
-        (ManifestError, InvalidResourceError, ConfigError, NoClusterError, StartupError),
+        _errors,
         usage_status=2,
         stdin=stdin,
         stdout=stdout,

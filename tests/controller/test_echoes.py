@@ -38,7 +38,7 @@ def _controller() -> Controller:
     controller = Controller(
         api_factory=_Api, config_source=OperatorConfig, metrics=Metrics(CollectorRegistry())
     )
-    controller.isvcs[KEY] = {"metadata": {"name": "chat", "namespace": "default"}}
+    controller.store.seen(KEY, {"metadata": {"name": "chat", "namespace": "default"}})
     return controller
 
 

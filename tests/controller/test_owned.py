@@ -213,3 +213,26 @@ def test_a_write_into_the_cache_tells_the_others(by, told):
     newer = {**replica, "metadata": {**replica["metadata"], "resourceVersion": "2"}}
     owned.wrote(newer, by=listener.changed if by == "replicas" else None)
     assert heard == told
+
+
+def test_a_cached_object_read_is_a_copy_that_cannot_change_the_cache() -> None:
+    from ome_operator.cluster.informing import Relisted
+    from ome_operator.controller.owned import KindCache
+
+    deployment = {
+        "kind": "Deployment",
+        "metadata": {
+            "name": "chat-engine",
+            "namespace": "default",
+            "resourceVersion": "1",
+            "labels": {"ome.io/inferenceservice": "chat"},
+        },
+        "spec": {"replicas": 1},
+    }
+    cache = KindCache("Deployment", lambda *_: None)
+    cache.apply([Relisted(None, (deployment,))])
+
+    read = cache.owned_by("default", "chat")["chat-engine"]
+    read["spec"]["replicas"] = 5
+
+    assert cache.named("default", "chat-engine") == deployment

@@ -39,7 +39,7 @@ class Index:
         self.index = SourceIndex(
             "ServingRuntime",
             lambda obj: obj["metadata"]["namespace"],
-            on_change=lambda obj: self.changed.append(obj["metadata"]["name"]),
+            on_change=lambda obj, before, after: self.changed.append(obj["metadata"]["name"]),
             on_malformed=lambda obj, problem: self.malformed.append(
                 (obj["metadata"]["name"], problem)
             ),

@@ -3,11 +3,13 @@ bookkeeping move is not; the status a pass wrote is kept until the watch shows a
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
 
 from ome_operator.controller.store import InferenceServiceStore
+from tests.builders import isvc_manifest, nested
 
 KEY = ("default", "chat")
 
@@ -77,3 +79,47 @@ def test_a_written_status_stands_over_a_version_the_watch_showed_meanwhile() -> 
     store.wrote_status(KEY, read, {"metadata": {"resourceVersion": "3"}, "status": {"url": "w"}})
 
     assert store.get(KEY) == {**isvc("2", labels={"team": "a"}), "status": {"url": "w"}}
+
+
+# --- held packed; the resolution part parsed once per change of it ---------------------------
+
+
+def test_a_body_read_is_a_copy_that_cannot_change_the_store() -> None:
+    store = InferenceServiceStore()
+    store.seen(KEY, _body())
+
+    read = store.get(KEY)
+    read["spec"]["engine"]["minReplicas"] = 9
+
+    assert store.get(KEY) == _body() and store.bodies[KEY] == _body()
+
+
+def test_the_resolution_is_parsed_again_only_when_its_part_changes() -> None:
+    store = InferenceServiceStore()
+    store.seen(KEY, _body())
+    first = store.resolution(KEY)
+
+    store.seen(KEY, {**_body(), "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    same = store.resolution(KEY)
+    unresolved = {"conditions": [{"type": "RuntimeReady", "status": "False"}]}
+    store.seen(KEY, {**_body(), "status": unresolved})
+    changed = store.resolution(KEY)
+
+    assert same is first
+    assert changed is not first and changed.status == unresolved
+    assert first.spec.model.name == "llama" and first.metadata.labels == {}
+
+
+def _body() -> dict:
+    manifest = isvc_manifest("chat")
+    manifest["metadata"]["labels"] = {"team": "a"}
+    return manifest | {"status": {}}
+
+
+def test_a_body_too_deep_to_pack_is_held_as_it_is_and_always_news() -> None:
+    store = InferenceServiceStore()
+    deep = isvc_manifest("chat", engine={"runner": {"x": nested(sys.getrecursionlimit() * 2)}})
+
+    assert (store.seen(KEY, deep), store.seen(KEY, deep)) == (True, True)
+    assert store.get(KEY) is deep
+    assert store.resolution(KEY).spec.model.name == "llama"  # the runner is no part of it

@@ -10,9 +10,18 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ome_operator.core.impact import RuntimeChange, runtime_impact, runtime_key, standing
+from ome_operator.core.impact import (
+    RuntimeChange,
+    runtime_impact,
+    runtime_in_use,
+    runtime_key,
+    standing,
+)
 from ome_operator.core.reconciling import reconcile
+from ome_operator.core.requeue import needs_pass
+from ome_operator.core.resolving import resolution_manifest
 from ome_operator.core.selection import RuntimeCatalog
+from ome_operator.models import from_manifest
 from tests.builders import entry, make_isvc, make_model, make_runtime
 from tests.fuzz.mutations import fuzz
 
@@ -123,3 +132,69 @@ def test_a_changed_catalog_is_the_catalog_of_the_changed_runtimes() -> None:
 
     assert changed == RuntimeCatalog.of([kept, new_b])
     assert changed.fits is catalog.fits
+
+
+_MODES = st.sampled_from([None, "RawDeployment", "OMENative", "MultiNode", "multinode"])
+
+
+@st.composite
+def rich_manifests(draw: st.DrawFn) -> dict[str, Any]:
+    """InferenceService manifests with everything resolution reads, and more it does not."""
+    annotations = {"team": "x"}
+    if draw(st.booleans()):
+        annotations["ome.io/accelerator-class"] = draw(st.sampled_from(["h100", ""]))
+    if (mode := draw(_MODES)) is not None:
+        annotations["ome.io/deploymentMode"] = mode
+    spec: dict[str, Any] = {"model": {"name": draw(st.sampled_from(["small", "large"]))}}
+    if draw(st.booleans()):
+        spec["runtime"] = {"name": draw(st.sampled_from(_NAMES))}
+    if (mode := draw(st.sampled_from([None, "RawDeployment", "OMENative"]))) is not None:
+        spec["deploymentMode"] = mode
+    for component in ("engine", "decoder", "router"):
+        if component == "engine" or draw(st.booleans()):
+            declared: dict[str, Any] = {"minReplicas": 1, "labels": {"a": "b"}}
+            if (mode := draw(_MODES)) is not None:
+                declared["annotations"] = {"ome.io/deploymentMode": mode, "other": "y"}
+            if draw(st.booleans()):
+                declared["acceleratorOverride"] = {"acceleratorClass": "h100"}
+            spec[component] = declared
+    if draw(st.booleans()):
+        spec["acceleratorSelector"] = {"acceleratorClass": "h100"}
+    manifest = make_isvc("svc", namespace="team-a").model_dump(by_alias=True, exclude_none=True)
+    manifest["metadata"] = {"name": "svc", "namespace": "team-a", "annotations": annotations}
+    manifest["spec"] = spec
+    condition = {"type": "RuntimeReady", "status": draw(st.sampled_from(["True", "False"]))}
+    manifest["status"] = {"conditions": [{"type": "Ready", "status": "True"}, condition]}
+    return manifest
+
+
+@st.composite
+def auto_selectable(draw: st.DrawFn) -> Any:
+    """Runtimes every model check lets through: what tells InferenceServices apart decides."""
+    spec: dict[str, Any] = {}
+    if draw(st.booleans()):
+        spec["acceleratorRequirements"] = {"acceleratorClasses": ["h100"]}
+    for config in ("engineConfig", "decoderConfig"):
+        if (mode := draw(_MODES)) is not None:
+            spec[config] = {"annotations": {"ome.io/deploymentMode": mode}}
+    return make_runtime(
+        draw(st.sampled_from(_NAMES)),
+        cluster=draw(st.booleans()),
+        namespace="team-a",
+        formats=[entry(fmt=fmt, autoSelect=True) for fmt in ("safetensors", "onnx")],
+        **spec,
+    )
+
+
+@fuzz(300)
+@given(rich_manifests(), st.lists(auto_selectable(), max_size=5))
+def test_the_resolution_manifest_resolves_as_the_whole_one(manifest, present) -> None:
+    whole = from_manifest(manifest)
+    part = from_manifest(resolution_manifest(manifest))
+    [(_, snapshot)] = standing([whole], _unique(present), _MODELS)
+
+    assert runtime_in_use(part, snapshot) == runtime_in_use(whole, snapshot)
+    for runtime in present:
+        assert needs_pass(part, snapshot, runtime, None) == needs_pass(
+            whole, snapshot, runtime, None
+        )

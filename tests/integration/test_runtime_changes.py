@@ -3,6 +3,7 @@ no list (reads come from the watch-fed indexes)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import kmock
@@ -44,7 +45,7 @@ LLAMA = model_manifest("llama", storage=MODEL_STORAGE)
 #: (namespace, name) of the InferenceServices, and the runtime each one runs.
 FLEET = {
     ("team-a", "chat"): "local",  # auto-selected: a namespace runtime first
-    ("team-a", "pinned"): "shared",  # named: unaffected by "local", still re-queued with it
+    ("team-a", "pinned"): "shared",  # named: a change of "local" does not concern it
     ("team-b", "chat"): "shared",
 }
 
@@ -80,13 +81,14 @@ async def converge(kube, operator, *seeded: dict[str, Any]) -> None:
             SR,
             "team-a",
             "local",
-            {("team-a", "chat"), ("team-a", "pinned")},
+            {("team-a", "chat")},
             {
                 ("team-a", "chat"): "local:2",
                 ("team-a", "pinned"): "shared:1",
                 ("team-b", "chat"): "shared:1",
             },
-            id="a ServingRuntime change re-queues every InferenceService of its namespace only",
+            id="a ServingRuntime change re-queues the InferenceServices of its namespace it can "
+            "be the runtime of",
         ),
         pytest.param(
             CSR,
@@ -98,7 +100,8 @@ async def converge(kube, operator, *seeded: dict[str, Any]) -> None:
                 ("team-a", "pinned"): "shared:2",
                 ("team-b", "chat"): "shared:2",
             },
-            id="a ClusterServingRuntime change re-queues every InferenceService",
+            id="a ClusterServingRuntime change re-queues every InferenceService it can be the "
+            "runtime of, in every namespace",
         ),
     ],
 )
@@ -141,9 +144,9 @@ async def test_a_model_change_alone_requeues_nothing(kube, operator, monkeypatch
         ),
         pytest.param(
             "runtime label",
-            set(FLEET),
+            set(),
             ["PATCH /apis/ome.io/v1beta1/clusterservingruntimes/shared"],
-            id="a runtime label change writes nothing",
+            id="a runtime label change re-queues nothing and writes nothing",
         ),
         pytest.param(
             "status only",
@@ -218,3 +221,31 @@ async def test_a_new_service_gets_each_object_and_its_status_written_once(kube, 
         (ISVC, "chat"): 2,  # created by the test, its status written once
     }
     assert status_writes(kube, "chat") == 1  # not even a repeated write of the same status
+
+
+async def test_a_pass_that_decides_as_the_one_before_logs_no_selection(
+    kube, operator, monkeypatch, caplog
+):
+    await converge(kube, operator, SHARED, LOCAL, LLAMA)
+    caplog.set_level(logging.INFO, logger="ome_operator.controller")
+    caplog.clear()
+    passes = record_passes(operator, monkeypatch)
+
+    operator.controller.requeue()
+    await eventually(lambda: set(passes) == set(FLEET))
+    await settle(kube, operator)
+    repeated = _selections(caplog)
+    await patch(kube, SR, "team-a", "local", {"spec": {"disabled": True}})
+    await eventually(lambda: image(kube, "team-a", "chat") == "shared:1")
+    await settle(kube, operator)
+
+    assert repeated == []
+    assert _selections(caplog) == [("team-a", "chat", "shared")]  # a new decision, logged once
+
+
+def _selections(caplog) -> list[tuple[str, str, str]]:
+    return [
+        (r.namespace, r.inferenceService, r.runtime)
+        for r in caplog.records
+        if r.name == "ome_operator.controller" and r.getMessage() == "Selected runtime"
+    ]

@@ -35,7 +35,8 @@ async def _seeded(kube: ApiServerLikeEmulator, operator: RunningOperator) -> Non
 
     def visible() -> bool:
         runtimes = [r.name for r in controller.caches.runtimes(NS)]
-        return len(controller.store.bodies) == 4 and runtimes == ["rt"]
+        model = controller.caches.models(NS, "llama").lookup(NS, "llama")
+        return len(controller.store) == 4 and runtimes == ["rt"] and model is not None
 
     await eventually(visible, timeout=10.0)
 
@@ -155,7 +156,7 @@ async def test_more_than_five_moved_are_counted_not_listed(
     await _seeded(kube, operator)
     for name in ("svc-4", "svc-5", "svc-6"):
         await apply_object(kube, isvc_manifest(name, namespace=NS))
-    await eventually(lambda: len(operator.controller.store.bodies) == 7, timeout=10.0)
+    await eventually(lambda: len(operator.controller.store) == 7, timeout=10.0)
 
     response = await post_review(operator, admission_review(None, operation="DELETE", old=_RT))
 

@@ -6,35 +6,41 @@ argparse's). A reader that closes the pipe (``| head -1``) ends the command quie
 SIGPIPE would); Ctrl-C exits 130, also without a traceback. Anything else is a bug: it prints
 ``error: internal error: <type>: <message>`` and exits 1 (the fuzz suite asserts it never
 happens), rather than a traceback.
+
+Run as the process's own command (the console scripts: no ``argv`` given), a command keeps
+what it allocates till it exits, so the cyclic collector would mostly walk live objects: it
+collects every ``_COMMAND_THRESHOLDS[0]`` allocations instead of 700, and at the end what was
+allocated is frozen out of it (``gc.freeze``), so that the interpreter exits without walking
+every object once more. That took 27 of the 160 ms ``kubectl ome runtime explain -f`` ran, and
+0.3 of the 3 s of ``ome-operator render`` of 5,000 InferenceServices. ``ome-operator run``,
+which lives on, collects as usual (``collect_as_usual``). Nothing is left unflushed. Nor does
+such a command let pydantic look for plugins it would not use.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TextIO
-
-import yaml
+from typing import NoReturn, TextIO
 
 __all__ = [
     "BareCommand",
     "DefaultsHelpFormatter",
+    "Errors",
     "Parser",
     "UsageError",
+    "collect_as_usual",
     "run_command",
-    "yaml_text",
 ]
 
-#: libyaml's emitter where PyYAML was built with it (the same text, about 4x faster than the
-#: pure-Python one on a render report), else the pure-Python one.
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-def yaml_text(document: Any, *, allow_unicode: bool = True) -> str:
-    """``document`` as YAML, keys in their order."""
-    return yaml.dump(document, Dumper=_DUMPER, sort_keys=False, allow_unicode=allow_unicode)
+#: Exceptions a command fails with for a reason of the user's.
+Errors = tuple[type[Exception], ...]
+#: The collector's thresholds while a command runs as its process, and the interpreter's own.
+_COMMAND_THRESHOLDS = (100_000, 10, 10)
+_USUAL_THRESHOLDS = gc.get_threshold()
 
 
 class UsageError(ValueError):
@@ -87,7 +93,7 @@ def run_command(
     parser: argparse.ArgumentParser,
     run: Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int],
     argv: Sequence[str] | None,
-    errors: tuple[type[Exception], ...],
+    errors: Errors | Callable[[], Errors],
     *,
     usage_status: int = 1,
     stdin: TextIO | None = None,
@@ -95,8 +101,15 @@ def run_command(
     stderr: TextIO | None = None,
 ) -> int:
     """Parse ``argv`` and run; ``errors`` print as ``error: ...`` (exit 1), a UsageError too
-    (exit ``usage_status``)."""
+    (exit ``usage_status``). ``errors`` may be a function, called once a command failed: a
+    command that does not fail needs not import them."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    process = argv is None  # the process's own command line: it exits next
+    if process:
+        gc.set_threshold(*_COMMAND_THRESHOLDS)
+        # pydantic looks for plugins (every installed distribution's entry points) when it
+        # builds its first validator: 11 ms of a 130 ms command, for plugins nothing here uses.
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         return run(parser.parse_args(argv), stdin, stdout, stderr)
     except BareCommand as bare:
@@ -105,17 +118,25 @@ def run_command(
     except UsageError as exc:
         print(f"error: {exc}", file=stderr)
         return usage_status
-    except errors as exc:
-        print(f"error: {exc}", file=stderr)
-        return 1
     except BrokenPipeError:
         _silence(stdout)
         return 141
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug: still one line, not a traceback
-        print(f"error: internal error: {type(exc).__name__}: {_one_line(exc)}", file=stderr)
+    except Exception as exc:
+        if isinstance(exc, errors() if callable(errors) else errors):
+            print(f"error: {exc}", file=stderr)
+        else:  # a bug: still one line, not a traceback
+            print(f"error: internal error: {type(exc).__name__}: {_one_line(exc)}", file=stderr)
         return 1
+    finally:
+        if process:
+            gc.freeze()
+
+
+def collect_as_usual() -> None:
+    """The interpreter's own collector thresholds, for a command that lives on."""
+    gc.set_threshold(*_USUAL_THRESHOLDS)
 
 
 def _one_line(exc: Exception) -> str:

@@ -30,8 +30,8 @@ from ..core.effective.report import Evidence, Lookup, build_report, revision_nam
 from ..core.effective.vocabulary import RuntimeEffectiveReport, RuntimeId, View
 from ..core.selection import RuntimeCatalog
 from ..models import InferenceService, InvalidResourceError, from_manifest
-from .commands import yaml_text
 from .tables import format_table, shorten_value
+from .yaml_writing import yaml_text
 
 __all__ = [
     "API_VERSION",

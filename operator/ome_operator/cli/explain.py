@@ -17,9 +17,9 @@ from ..cluster.resources import INFERENCE_SERVICE
 from ..core.selection import RuntimeCatalog, Selection, explain_priority, explain_weight
 from ..core.selection import select_runtime as run_selection
 from ..models import InferenceService, from_manifest
-from .commands import UsageError, yaml_text
-from .effective import context_rows
+from .commands import UsageError
 from .tables import format_explain_table, format_table
+from .yaml_writing import yaml_text
 
 __all__ = [
     "API_VERSION",
@@ -230,6 +230,8 @@ def _printer(stderr: TextIO) -> Callable[[str], None]:
 def _effective_context(
     reader: ObjectReader, namespace: str, isvc: InferenceService, ome_namespace: str
 ) -> str:
+    from .effective import context_rows  # --with-effective only: the effective core is big
+
     return format_table(
         ("SCOPE", "FIELD", "VALUE"), context_rows(reader, namespace, isvc, ome_namespace)
     )

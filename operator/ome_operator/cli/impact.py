@@ -28,8 +28,9 @@ from ..cluster.objects import (
 )
 from ..core.impact import Impact, RuntimeChange, RuntimeKey, runtime_impact, runtime_key, standing
 from ..models import InvalidResourceError, ServingRuntime, from_manifest
-from .commands import UsageError, yaml_text
+from .commands import UsageError
 from .tables import format_table
+from .yaml_writing import yaml_text
 
 __all__ = ["FAIL_ON_CHANGE_EXIT", "OUTPUTS", "ImpactRequest", "impact_text", "run_impact"]
 

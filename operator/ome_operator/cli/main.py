@@ -2,6 +2,10 @@
 
 Argument parsing and the I/O edge only: errors print as ``error: <message>`` on stderr and
 exit 1 (never 2, never a traceback); every decision comes from the core.
+
+A command imports what it runs when it runs: ``version``, ``completion`` and help load neither
+pydantic nor PyYAML, ``explain -f`` neither the kubernetes client nor the effective report.
+Start-up is most of a command's time.
 """
 
 from __future__ import annotations
@@ -10,23 +14,30 @@ import argparse
 import functools
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import version_line
-from ..cluster.connection import ConnectionFlags
-from ..cluster.manifests import ManifestError, ManifestReader
-from ..cluster.objects import ObjectReader, ReadError
-from ..core.selection import SelectionError
-from ..models import InvalidResourceError
-from .all_namespaces import explain_all_namespaces
-from .commands import DefaultsHelpFormatter, Parser, run_command
+from .commands import DefaultsHelpFormatter, Errors, Parser, run_command
 from .completion import SHELLS, completion_script
-from .explain import ExplainRequest, run_explain
 from .tables import terminal_width
+
+if TYPE_CHECKING:
+    from ..cluster.connection import ConnectionFlags
+    from ..cluster.objects import ObjectReader
 
 __all__ = ["build_parser", "main"]
 
-_ERRORS = (ReadError, ManifestError, InvalidResourceError, SelectionError)
+
+def _errors() -> Errors:
+    """What a command fails with for a reason of the user's: ``error: <message>``, exit 1."""
+    from ..cluster.manifests import ManifestError
+    from ..cluster.objects import ReadError
+    from ..core.selection import SelectionError
+    from ..models import InvalidResourceError
+
+    return (ReadError, ManifestError, InvalidResourceError, SelectionError)
+
+
 #: Every command's parser: usage errors exit 1, and help shows the defaults that say something.
 _PARSER = functools.partial(Parser, formatter_class=DefaultsHelpFormatter)
 _COMPLETION_HELP = """\
@@ -205,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _flags(args: argparse.Namespace) -> ConnectionFlags:
+    from ..cluster.connection import ConnectionFlags
+
     return ConnectionFlags(
         namespace=args.namespace,
         context=args.context,
@@ -232,6 +245,8 @@ def _reader(args: argparse.Namespace, stdin: TextIO) -> tuple[ObjectReader, str]
     """Manifests with ``-f`` (no cluster contacted, namespace ``-n`` else ``default``),
     else the cluster the kubeconfig flags point at."""
     if args.filenames:
+        from ..cluster.manifests import ManifestReader
+
         namespace = args.namespace or "default"
         reader = ManifestReader.from_paths(args.filenames, stdin, default_namespace=namespace)
         return reader, namespace
@@ -248,20 +263,7 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         stdout.write(completion_script(build_parser(), args.shell))
         return 0
     if args.verb == "explain":
-        request = ExplainRequest(
-            args.model,
-            args.isvc,
-            args.ome_namespace,
-            args.with_effective,
-            args.output,
-            all_namespaces=args.all_namespaces,
-            namespace_flag=args.namespace,
-        )
-        request.validate()  # before any read: a usage error needs no cluster
-        reader, namespace = _reader(args, stdin)
-        if request.all_namespaces:
-            return explain_all_namespaces(request, reader, stdout, stderr, terminal_width(stdout))
-        return run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
+        return _run_explain(args, stdin, stdout, stderr)
     if args.verb == "impact":
         return _run_impact(args, stdin, stdout, stderr)
     from .effective import run_effective
@@ -270,6 +272,27 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
     return run_effective(
         args.inferenceservice, args.output, args.ome_namespace, reader, namespace, stdout, stderr
     )
+
+
+def _run_explain(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    from .explain import ExplainRequest, run_explain
+
+    request = ExplainRequest(
+        args.model,
+        args.isvc,
+        args.ome_namespace,
+        args.with_effective,
+        args.output,
+        all_namespaces=args.all_namespaces,
+        namespace_flag=args.namespace,
+    )
+    request.validate()  # before any read: a usage error needs no cluster
+    reader, namespace = _reader(args, stdin)
+    if request.all_namespaces:
+        from .all_namespaces import explain_all_namespaces
+
+        return explain_all_namespaces(request, reader, stdout, stderr, terminal_width(stdout))
+    return run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
 
 
 def _run_impact(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -296,7 +319,7 @@ def main(
     stderr: TextIO | None = None,
 ) -> int:
     return run_command(
-        build_parser(), _run, argv, _ERRORS, stdin=stdin, stdout=stdout, stderr=stderr
+        build_parser(), _run, argv, _errors, stdin=stdin, stdout=stdout, stderr=stderr
     )
 
 

@@ -37,8 +37,8 @@ from ..models import (
 from ..models.base import field_path, shown
 from ..models.limits import nesting_problem
 from ..models.resources import display_name
-from .commands import yaml_text
 from .tables import format_table
+from .yaml_writing import yaml_text
 
 __all__ = ["SUMMARY_HEADERS", "denied", "format_report", "render_report"]
 

@@ -7,12 +7,15 @@ ome.io object nested over ``models.limits.MAX_NESTING`` with the path where it g
 for any bad field; a document nested deeper still is ``document N is nested more than 10000
 levels deep``. Measured on CPython 3.11 here, 10,000 levels of ``[`` or ``{``:
 
-- PyYAML's pure-Python loader takes 2 frames a level (3 with this module's composer), and
-  since 3.11 calls Python functions without C recursion it needs no C stack to speak of: the
-  10,000 levels load in a thread with a 256 KiB stack. Block style (``- - - x``, as kubectl
-  writes) takes 0.3 s; flow style (``[[[x]]]`` on one line) 11 s, PyYAML's bookkeeping of
-  possible keys being quadratic up to 1,024 characters a line. libyaml's ``CSafeLoader``
-  stops at 1,000 levels ("exceeded maximum nesting depth"), so it is not used.
+- PyYAML's pure-Python loader takes 2 frames a level (3 with ``yaml_loading.PureLoader``'s
+  composer), and since 3.11 calls Python functions without C recursion it needs no C stack to
+  speak of: the 10,000 levels load in a thread with a 256 KiB stack. Block style (``- - - x``,
+  as kubectl writes) takes 0.3 s; flow style (``[[[x]]]`` on one line) 11 s, PyYAML's
+  bookkeeping of possible keys being quadratic up to 1,024 characters a line. libyaml's
+  ``CSafeLoader`` (9x faster on a large manifest) stops at 1,000 levels ("exceeded maximum
+  nesting depth"): it reads a text only where it reads it as the pure-Python loader does
+  (``yaml_loading.fast_documents``), and the pure-Python loader reads every other text, the
+  deep ones among them, and words every error.
 - The C JSON decoder takes a frame and about 150 bytes of C stack a level: 10,000 levels
   need 2 MiB (a thread with 1 MiB crashes with SIGSEGV, not a RecursionError). So JSON is
   decoded by it only within the interpreter's own recursion limit (as any ``json.loads``);
@@ -36,9 +39,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import yaml
-from yaml.composer import ComposerError
-from yaml.constructor import ConstructorError
 
+from ome_operator.cluster.yaml_loading import PureLoader, fast_documents
 from ome_operator.models.base import field_path, shown
 
 __all__ = [
@@ -92,9 +94,12 @@ class StreamError(ValueError):
 def yaml_documents(text: str) -> list[Any]:
     """Every document of a YAML stream, decoded up to ``MAX_DOCUMENT_NESTING`` levels (the
     result still to be checked by ``json_tree``); StreamError when it cannot be read."""
+    fast = fast_documents(text)
+    if fast is not None:
+        return fast
     documents: list[Any] = []
     try:
-        loader = _Loader(text)  # the reader refuses unprintable characters at once
+        loader = PureLoader(text)  # the reader refuses unprintable characters at once
         with _raised_recursion_limit(_YAML_FRAMES):
             while loader.check_data():
                 documents.append(loader.get_data())
@@ -243,87 +248,3 @@ def _path(loc: Any) -> str:
         loc, part = loc
         parts.append(part)
     return field_path(reversed(parts))
-
-
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, composing aliases as kubectl's reader (go-yaml) does and turning
-    any value it cannot construct into a YAMLError with its line."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._open_anchors: set[str] = set()
-        self._anchor_sizes: dict[str, int] = {}
-        self._sizes: list[int] = [0]
-        self._aliased = 0
-
-    def compose_document(self) -> Any:
-        self._anchor_sizes, self._sizes, self._aliased = {}, [0], 0
-        node = super().compose_document()
-        if _excessive_aliasing(self._aliased, self._sizes[0]):
-            raise ComposerError(None, None, "document contains excessive aliasing", node.start_mark)
-        return node
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        """Count the nodes the document holds with its aliases expanded (go-yaml's decode
-        count); an alias of an anchor still being composed is an error, not a cycle."""
-        event = self.peek_event()
-        anchor = event.anchor
-        if isinstance(event, yaml.AliasEvent):
-            if anchor in self._open_anchors:
-                raise ComposerError(
-                    None, None, f"anchor {anchor!r} value contains itself", event.start_mark
-                )
-            node = super().compose_node(parent, index)
-            size = self._anchor_sizes[anchor]
-            self._aliased += size
-            self._sizes[-1] += 1 + size
-            return node
-        if anchor is not None:
-            self._open_anchors.add(anchor)
-        self._sizes.append(0)
-        node = super().compose_node(parent, index)
-        size = 1 + self._sizes.pop()
-        self._sizes[-1] += size
-        if anchor is not None:
-            self._open_anchors.discard(anchor)
-            self._anchor_sizes[anchor] = size
-        return node
-
-    def construct_object(self, node: Any, deep: bool = False) -> Any:
-        try:
-            return super().construct_object(node, deep)
-        except (yaml.YAMLError, RecursionError):
-            raise
-        except Exception as exc:  # PyYAML's constructors raise ValueError, KeyError, ...
-            tag = node.tag.rpartition(":")[2]
-            raise ConstructorError(
-                None, None, f"cannot read {_shown_scalar(node)} as {tag}", node.start_mark
-            ) from exc
-
-    def _binary_text(self, node: Any) -> str:
-        """``!!binary`` as kubectl reads it: the decoded bytes as text."""
-        return self.construct_yaml_binary(node).decode("utf-8", "replace")
-
-
-def _shown_scalar(node: Any) -> str:
-    text = node.value if isinstance(node.value, str) else ""
-    return json.dumps(text if len(text) <= 40 else text[:37] + "...", ensure_ascii=False)
-
-
-# As kubectl's reader: timestamps stay the text written; sets, ordered maps and pairs are the
-# maps and lists they are written as (PyYAML's Python sets and tuples have no JSON form).
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
-_Loader.add_constructor("tag:yaml.org,2002:set", yaml.SafeLoader.construct_yaml_map)
-_Loader.add_constructor("tag:yaml.org,2002:omap", yaml.SafeLoader.construct_yaml_seq)
-_Loader.add_constructor("tag:yaml.org,2002:pairs", yaml.SafeLoader.construct_yaml_seq)
-_Loader.add_constructor("tag:yaml.org,2002:binary", _Loader._binary_text)
-
-
-def _excessive_aliasing(aliased: int, decoded: int) -> bool:
-    """go-yaml's rule: past 100 aliased of 1,000 nodes, at most 99% of a document may come
-    from aliases up to 400,000 nodes, falling to 10% at 4,000,000."""
-    if aliased <= 100 or decoded <= 1000:
-        return False
-    low, high = 400_000, 4_000_000
-    allowed = 0.99 - 0.89 * (min(max(decoded, low), high) - low) / (high - low)
-    return aliased / decoded > allowed

@@ -14,6 +14,7 @@ configuration.
 
 import os
 import urllib.parse
+from collections.abc import Sequence
 from typing import Any
 
 import urllib3
@@ -75,16 +76,22 @@ class ClusterReader:
     ``objects.ObjectReader``."""
 
     def __init__(
-        self, api_client: k8s_client.ApiClient, *, request_timeout: float | None = None
+        self,
+        api_client: k8s_client.ApiClient,
+        *,
+        request_timeout: float | None = None,
+        header_lines: Sequence[tuple[str, str]] = (),
     ) -> None:
-        self._api = KubeApi(api_client, request_timeout, decode=_decoded)
+        self._api = KubeApi(api_client, request_timeout, decode=_decoded, header_lines=header_lines)
 
     @classmethod
     def from_flags(cls, flags: ConnectionFlags) -> tuple["ClusterReader", str]:
         """A reader configured by kubectl's flags, and the namespace those flags select."""
         timeout = parse_request_timeout(flags.request_timeout)
         api_client, namespace = api_client_from_flags(flags)
-        return cls(api_client, request_timeout=timeout), namespace
+        # The API server reads every Impersonate-Group line as one group: one line per value.
+        lines = _impersonation_lines(flags)
+        return cls(api_client, request_timeout=timeout, header_lines=lines), namespace
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
         path = f"{resource.collection(require_namespace(resource, namespace))}/{name}"
@@ -177,7 +184,9 @@ def api_client_from_flags(flags: ConnectionFlags) -> tuple[k8s_client.ApiClient,
     """A client for the cluster the flags select, and the namespace to use.
 
     The namespace is ``-n``, else the kubeconfig context's namespace, else ``default``.
+    Impersonation flags that cannot go together are refused here, before anything is read.
     """
+    _impersonation_lines(flags)
     configuration = k8s_client.Configuration()
     try:
         context_namespace = _load_kubeconfig(flags, configuration)
@@ -199,40 +208,12 @@ def api_client_from_flags(flags: ConnectionFlags) -> tuple[k8s_client.ApiClient,
     configuration.retries = False
     if not configuration.verify_ssl:
         urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-    api_client = _ApiClient(configuration, _impersonation_lines(flags))
+    api_client = k8s_client.ApiClient(configuration)
     if flags.as_user:
         api_client.set_default_header("Impersonate-User", flags.as_user)
     if flags.as_uid:
         api_client.set_default_header("Impersonate-Uid", flags.as_uid)
     return api_client, flags.namespace or context_namespace or "default"
-
-
-class _ApiClient(k8s_client.ApiClient):
-    """An ``ApiClient`` that sends some headers once per value, as impersonation requires.
-
-    The API server reads every ``Impersonate-Group`` line as one group, so several groups
-    cannot share one comma-joined header, and default headers are a plain dict.
-    """
-
-    def __init__(
-        self, configuration: k8s_client.Configuration, header_lines: list[tuple[str, str]]
-    ) -> None:
-        super().__init__(configuration)
-        self._header_lines = header_lines
-
-    def call_api(  # type: ignore[override]
-        self,
-        method: str,
-        url: str,
-        header_params: dict[str, str] | None = None,
-        body: Any = None,
-        post_params: Any = None,
-        _request_timeout: Any = None,
-    ) -> Any:
-        headers = urllib3.HTTPHeaderDict(header_params or {})
-        for name, value in self._header_lines:
-            headers.add(name, value)
-        return super().call_api(method, url, headers, body, post_params, _request_timeout)
 
 
 def _impersonation_lines(flags: ConnectionFlags) -> list[tuple[str, str]]:

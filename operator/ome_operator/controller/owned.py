@@ -17,6 +17,7 @@ from typing import Any
 from ..cluster.api import newer_version, resource_version
 from ..cluster.resources import resource_named
 from ..core.rendering.metadata import OWNER_LABEL
+from .packing import Held, Packed, pack, unpack
 from .watches import Collection, Watched, object_key
 
 __all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange", "OwnerOf", "labelled_owner"]
@@ -36,7 +37,7 @@ def labelled_owner(obj: Mapping[str, Any]) -> str | None:
 
 class KindCache(Collection):
     """One kind's objects as the watch last showed them: by name, and by owner (by default the
-    InferenceService its label names)."""
+    InferenceService its label names). Held packed (``packing``): each read unpacks a copy."""
 
     def __init__(
         self,
@@ -52,14 +53,18 @@ class KindCache(Collection):
         self.scopes = frozenset(scopes)
         self._on_change = on_change
         self._owner = owner
-        self._by_name: dict[_Key, Mapping[str, Any]] = {}
-        self._by_owner: dict[_Key, dict[str, Mapping[str, Any]]] = {}
+        #: (namespace, name) -> (its owner, its resourceVersion, the packed object)
+        self._by_name: dict[_Key, tuple[str | None, str | None, Held]] = {}
+        #: (namespace, owner) -> the names of the objects it owns
+        self._by_owner: dict[_Key, set[str]] = {}
 
-    def named(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        return self._by_name.get((namespace, name))
+    def named(self, namespace: str, name: str) -> dict[str, Any] | None:
+        held = self._by_name.get((namespace, name))
+        return unpack(held[2]) if held is not None else None
 
-    def owned_by(self, namespace: str, owner: str) -> Mapping[str, Mapping[str, Any]]:
-        return self._by_owner.get((namespace, owner), {})
+    def owned_by(self, namespace: str, owner: str) -> dict[str, dict[str, Any]]:
+        names = self._by_owner.get((namespace, owner), ())
+        return {name: unpack(self._by_name[namespace, name][2]) for name in sorted(names)}
 
     def keys(self) -> list[_Key]:
         """(namespace, name) of every object held, sorted."""
@@ -75,28 +80,28 @@ class KindCache(Collection):
         etcd-backed servers issue them; any other form is left to the watch.
         """
         old = self._by_name.get(object_key(obj))
-        if old is not None and newer_version(resource_version(obj), resource_version(old)):
+        if old is not None and newer_version(resource_version(obj), old[1]):
             self._change(obj, deleted=False, report=False)
             return True
         return False
 
     def _held(self) -> Mapping[_Key, Mapping[str, Any]]:
-        return self._by_name
+        return Packed({key: held[2] for key, held in self._by_name.items()})
 
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
         key = object_key(obj)
         namespace, name = key
-        former = self._owner(self._by_name.pop(key, {}))
-        if former is not None:
-            bucket = self._by_owner.get((namespace, former), {})
-            bucket.pop(name, None)
+        former = self._by_name.pop(key, None)
+        if former is not None and former[0] is not None:
+            bucket = self._by_owner.get((namespace, former[0]), set())
+            bucket.discard(name)
             if not bucket:
-                self._by_owner.pop((namespace, former), None)
+                self._by_owner.pop((namespace, former[0]), None)
         owner = self._owner(obj)
         if not deleted:
-            self._by_name[key] = obj
+            self._by_name[key] = (owner, resource_version(obj), pack(obj))
             if owner is not None:
-                self._by_owner.setdefault((namespace, owner), {})[name] = obj
+                self._by_owner.setdefault((namespace, owner), set()).add(name)
         if report and owner is not None:
             self._on_change(namespace, owner, obj, deleted)
 
@@ -149,9 +154,10 @@ class OwnedObjects:
 
     def existing(
         self, namespace: str, isvc: str, budget_names: Iterable[str]
-    ) -> dict[tuple[str, str], Mapping[str, Any]]:
-        """(kind, name) -> object: what ``isvc`` owns, and the budgets of these names."""
-        found: dict[tuple[str, str], Mapping[str, Any]] = {}
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """(kind, name) -> object: what ``isvc`` owns, and the budgets of these names (copies:
+        a pass may keep and change them)."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
         for kind in self.LABELLED:
             for name, obj in self.caches[kind].owned_by(namespace, isvc).items():
                 found[(kind, name)] = obj

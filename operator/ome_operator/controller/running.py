@@ -1,12 +1,12 @@
 """The InferenceService controller: workers that reconcile queued keys and apply the plans.
 
 Its own watches (``watches``) keep its caches current and queue keys: an InferenceService
-change queues it, a runtime change the InferenceServices it can move (S9), a change to a written
-object its owner. Each pass reads a snapshot, asks the pure core for a plan, then writes through
-the API in a worker thread (``writing``): objects in plan order, deletions, events, then the
-status. Failures come back with exponential backoff; parked passes wait for a watched change
-(S9). A pass that cannot complete for a reason the author can fix says so on the
-InferenceService (``ReconcileFailed``).
+change queues it, a runtime change the InferenceServices whose pass it can change (S9,
+``core.requeue``), a change to a written object its owner. Each pass reads a snapshot, asks the
+pure core for a plan, then writes through the API in a worker thread (``writing``): objects in
+plan order, deletions, events, then the status. Failures come back with exponential backoff;
+parked passes wait for a watched change (S9). A pass that cannot complete for a reason the
+author can fix says so on the InferenceService (``ReconcileFailed``).
 """
 
 from __future__ import annotations
@@ -23,13 +23,15 @@ from ..cluster.errors import ApiError, Refused
 from ..cluster.resources import resource_named
 from ..core.operator_config import OperatorConfig
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
+from ..core.requeue import decision_inputs_changed, needs_pass
 from ..metrics import Metrics
-from ..models import InferenceService, InvalidResourceError
+from ..models import InferenceService, InvalidResourceError, ServingRuntime, from_manifest
 from .queue import Backoff, WorkQueue
 from .replicas import ReplicaController
+from .runtime_changes import subjects
 from .snapshot import Caches, snapshot_for
 from .store import InferenceServiceStore
-from .watches import InferenceServiceFeed, Watched, Watches, object_key
+from .watches import InferenceServiceFeed, Watched, Watches
 from .workers import Workers
 from .writing import OwnerGoing, PlanWriter, identity_of, now
 
@@ -72,7 +74,7 @@ class Controller:
     # -- feeding -----------------------------------------------------------------------------
 
     @property
-    def isvcs(self) -> dict[Key, dict[str, Any]]:
+    def isvcs(self) -> Mapping[Key, dict[str, Any]]:
         """The InferenceServices as the watch shows them (read only: the store writes them)."""
         return self.store.bodies
 
@@ -104,6 +106,25 @@ class Controller:
             if namespace is None or key[0] == namespace:
                 self._enqueue(key)
 
+    def runtime_changed(
+        self,
+        obj: Mapping[str, Any],
+        before: ServingRuntime | None,
+        after: ServingRuntime | None,
+    ) -> None:
+        """A runtime changed: re-queue the InferenceServices whose pass it can change
+        (``core.requeue``), in key order; none when nothing a pass reads changed."""
+        if not decision_inputs_changed(before, after):
+            return
+        changed = [r for r in (before, after) if r is not None]
+
+        def in_scope(namespace: str) -> bool:
+            return any(r.is_cluster or r.namespace == namespace for r in changed)
+
+        for isvc, snapshot in subjects(self.store, self.caches, in_scope):
+            if needs_pass(isvc, snapshot, before, after):
+                self._enqueue((isvc.namespace, isvc.name))
+
     def requeue_owner(self, namespace: str, isvc: str | None) -> None:
         if isvc and (namespace, isvc) in self.store:
             self._enqueue((namespace, isvc))
@@ -129,8 +150,8 @@ class Controller:
         self.writer = PlanWriter(self.api_factory, self.caches.objects, self.requeue_owner)
         caches = self.caches
         caches.objects.on_change = self.owned_changed
-        caches.serving_runtimes.on_change = lambda obj: self.requeue(object_key(obj)[0])
-        caches.cluster_serving_runtimes.on_change = lambda obj: self.requeue(None)
+        caches.serving_runtimes.on_change = self.runtime_changed
+        caches.cluster_serving_runtimes.on_change = self.runtime_changed
         for source in caches.sources:
             source.on_malformed = self.set_aside
 
@@ -206,7 +227,7 @@ class Controller:
         if (body.get("metadata") or {}).get("deletionTimestamp"):
             return False  # the garbage collector's now, parsed or not (as the core decides)
         try:
-            isvc = self.store.parsed(key)
+            isvc = from_manifest(body)
         except InvalidResourceError as exc:
             # Nothing can be decided for it until it changes (its change re-queues it).
             logger.error(

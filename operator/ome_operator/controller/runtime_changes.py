@@ -8,6 +8,7 @@ the loop, with the pure core (``core.impact``, ``core.ties``): it reads only wha
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core.impact import Impact, RuntimeChange, runtime_impact
@@ -17,7 +18,7 @@ from ..models import InferenceService, InvalidResourceError, ServingRuntime
 from .snapshot import Caches
 from .store import InferenceServiceStore
 
-__all__ = ["RuntimeChangeInputs", "gather"]
+__all__ = ["RuntimeChangeInputs", "gather", "subjects"]
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,19 @@ class RuntimeChangeInputs:
         return impact, [w for w in found if w]
 
 
-def _subjects(
-    change: RuntimeChange, store: InferenceServiceStore, caches: Caches
+def subjects(
+    store: InferenceServiceStore, caches: Caches, namespaces: Callable[[str], bool]
 ) -> list[tuple[InferenceService, Snapshot]]:
-    subjects = []
+    """The InferenceServices of the ``namespaces`` the predicate accepts that parse, each with
+    the snapshot of runtimes and models a pass of it reads now (shared by the InferenceServices
+    of a namespace and model). On the event loop."""
+    found = []
     snapshots: dict[tuple[str, str], Snapshot] = {}  # (namespace, model name) -> its snapshot
-    for key in list(store):
-        if not change.concerns(key[0]):
+    for key in sorted(store):
+        if not namespaces(key[0]):
             continue
         try:
-            isvc = store.parsed(key)
+            isvc = store.resolution(key)
         except InvalidResourceError:
             continue  # decided on by no pass either
         if isvc is None:
@@ -59,8 +63,8 @@ def _subjects(
         if snapshot is None:
             runtimes, models = caches.runtimes(key[0]), caches.models(key[0], model)
             snapshot = snapshots[key[0], model] = Snapshot(runtimes=runtimes, models=models)
-        subjects.append((isvc, snapshot))
-    return subjects
+        found.append((isvc, snapshot))
+    return found
 
 
 def _views(runtime: ServingRuntime, change: RuntimeChange, caches: Caches) -> list[ModelView]:
@@ -87,6 +91,5 @@ def gather(
 ) -> RuntimeChangeInputs:
     """On the event loop: what the decision reads, taken from the caches as they stand."""
     views = _views(proposed, change, caches) if proposed is not None else []
-    return RuntimeChangeInputs(
-        change, tuple(_subjects(change, store, caches)), proposed, tuple(views)
-    )
+    found = tuple(subjects(store, caches, change.concerns))
+    return RuntimeChangeInputs(change, found, proposed, tuple(views))

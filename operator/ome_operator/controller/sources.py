@@ -33,8 +33,9 @@ class SourceIndex(Collection, Mapping[Any, tuple[Any, ...]]):
     """One kind's parsed objects: key -> the values under it, in name order.
 
     ``key`` maps an object to its lookup key; ``value`` parses it (raising
-    InvalidResourceError for a malformed one). ``on_change`` hears the object of every change
-    after the first listing (None: nobody listens).
+    InvalidResourceError for a malformed one). ``on_change`` hears every change after the first
+    listing, once the index shows it: the object, and the values before and after it (None:
+    absent, deleted or set aside). None: nobody listens.
     """
 
     def __init__(
@@ -43,7 +44,7 @@ class SourceIndex(Collection, Mapping[Any, tuple[Any, ...]]):
         key: Callable[[Mapping[str, Any]], Any],
         value: Callable[[Mapping[str, Any]], Any] = parsed,
         *,
-        on_change: Callable[[Mapping[str, Any]], None] | None = None,
+        on_change: Callable[[Mapping[str, Any], Any, Any], None] | None = None,
         on_malformed: Callable[[Mapping[str, Any], str], None] | None = None,
     ) -> None:
         super().__init__()
@@ -91,6 +92,7 @@ class SourceIndex(Collection, Mapping[Any, tuple[Any, ...]]):
         old = self._entries.pop(name, None)
         if old is not None and old[1] is not None:
             self._remove(old[0], name[1])
+        value = None
         if not deleted:
             key, value = self._key(obj), self._parse(obj)
             self._entries[name] = (key, value, {"metadata": obj.get("metadata") or {}})
@@ -98,7 +100,7 @@ class SourceIndex(Collection, Mapping[Any, tuple[Any, ...]]):
                 self._grouped.setdefault(key, {})[name[1]] = value
                 self._moved(key)
         if report and self.on_change is not None:
-            self.on_change(obj)
+            self.on_change(obj, old[1] if old is not None else None, value)
 
     def _parse(self, obj: Mapping[str, Any]) -> Any:
         try:

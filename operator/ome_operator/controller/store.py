@@ -3,15 +3,24 @@
 The watch feed is the source; the only other write is the status echo, the status a pass
 wrote while the watch has not delivered it yet, so that a pass before it does sees the new
 status (no second write, no repeated event) and a spec change in between still arrives as one.
+
+Each body is held packed (``packing``), with a digest of what a pass depends on and the part its
+model and runtime resolution reads (``core.resolving.resolution_manifest``), parsed when first
+asked for: runtime events (``core.requeue``) and runtime reviews (``runtime_changes``) decide
+from that part, every InferenceService at once, without unpacking or parsing the whole.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..cluster.api import newer_version, resource_version
+from ..core.resolving import resolution_manifest
 from ..models import InferenceService, InvalidResourceError, from_manifest
+from .packing import Held, Packed, pack, unpack
 
 __all__ = ["InferenceServiceStore"]
 
@@ -19,41 +28,71 @@ Key = tuple[str, str]
 _VOLATILE = ("status", "resourceVersion", "managedFields")
 
 
-def _essence(body: Mapping[str, Any]) -> dict[str, Any]:
-    """What a reconcile depends on: everything but status and bookkeeping metadata."""
+def _essence(body: Mapping[str, Any]) -> bytes:
+    """A digest of what a reconcile depends on: everything but status and bookkeeping
+    metadata. The API server writes an object's keys in a fixed order, so the same content
+    digests alike (a reordering would cost one pass that writes nothing)."""
     meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _VOLATILE}
-    return {**{k: v for k, v in body.items() if k != "status"}, "metadata": meta}
+    essence = {**{k: v for k, v in body.items() if k != "status"}, "metadata": meta}
+    packed = pack(essence)
+    if not isinstance(packed, bytes):  # too deep to pickle (malformed): always news
+        return os.urandom(16)
+    return hashlib.blake2b(packed, digest_size=16).digest()
+
+
+def _same(one: Held, other: Held) -> bool:
+    """Packed alike (an object held as it is only ever matches itself)."""
+    if isinstance(one, bytes) and isinstance(other, bytes):
+        return one == other
+    return one is other
+
+
+class _Held(NamedTuple):
+    body: Held  #: packed
+    version: str | None  #: its resourceVersion
+    essence: bytes  #: ``_essence`` of it
+    resolution: Held  #: its ``resolution_manifest``, packed
 
 
 class InferenceServiceStore:
     def __init__(self) -> None:
-        #: (namespace, name) -> the body as the watch last showed it (or as echoed).
-        self.bodies: dict[Key, dict[str, Any]] = {}
-        #: (namespace, name) -> (the body it was parsed from, its model or why it is invalid)
-        self._parsed: dict[Key, tuple[dict[str, Any], Any]] = {}
+        self._held: dict[Key, _Held] = {}
+        #: (namespace, name) -> the resolution manifest it was parsed from, and its model (or
+        #: why it does not parse); dropped when that part of the body changes.
+        self._parsed: dict[Key, tuple[Held, Any]] = {}
 
     def __contains__(self, key: object) -> bool:
-        return key in self.bodies
+        return key in self._held
 
     def __iter__(self) -> Iterator[Key]:
-        return iter(self.bodies)
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    @property
+    def bodies(self) -> Mapping[Key, dict[str, Any]]:
+        """Every body held, unpacked when read (a copy each time)."""
+        return Packed({key: held.body for key, held in self._held.items()})
 
     def get(self, key: Key) -> dict[str, Any] | None:
-        return self.bodies.get(key)
+        held = self._held.get(key)
+        return unpack(held.body) if held is not None else None
 
-    def parsed(self, key: Key) -> InferenceService | None:
-        """The model of the body held under ``key`` (None: none held), parsed once per body;
-        InvalidResourceError when it does not parse."""
-        body = self.bodies.get(key)
-        if body is None:
+    def resolution(self, key: Key) -> InferenceService | None:
+        """The InferenceService held under ``key`` as its model and runtime resolution reads
+        it (None: none held), parsed once per change of that part; InvalidResourceError when
+        it does not parse."""
+        held = self._held.get(key)
+        if held is None:
             return None
         known = self._parsed.get(key)
-        if known is None or known[0] is not body:
+        if known is None or not _same(known[0], held.resolution):
             try:
-                model: Any = from_manifest(body)
+                model: Any = from_manifest(unpack(held.resolution))
             except InvalidResourceError as exc:
                 model = exc
-            known = self._parsed[key] = (body, model)
+            known = self._parsed[key] = (held.resolution, model)
         if isinstance(known[1], InvalidResourceError):
             raise known[1]
         return known[1]
@@ -61,16 +100,22 @@ class InferenceServiceStore:
     def seen(self, key: Key, body: Mapping[str, Any]) -> bool:
         """Keep ``body``; True when a decision may change (not only its status or
         bookkeeping moved)."""
-        known = self.bodies.get(key)
-        self.bodies[key] = dict(body)
-        return known is None or _essence(known) != _essence(body)
+        known = self._held.get(key)
+        essence = self._keep(key, body)
+        return known is None or known.essence != essence
+
+    def _keep(self, key: Key, body: Mapping[str, Any]) -> bytes:
+        essence = _essence(body)
+        resolution = pack(resolution_manifest(body))
+        self._held[key] = _Held(pack(body), resource_version(body), essence, resolution)
+        return essence
 
     def forget(self, key: Key) -> None:
-        self.bodies.pop(key, None)
+        self._held.pop(key, None)
         self._parsed.pop(key, None)
 
     def holds_namespace(self, namespace: str) -> bool:
-        return any(key[0] == namespace for key in self.bodies)
+        return any(key[0] == namespace for key in self._held)
 
     def wrote_status(
         self, key: Key, read: Mapping[str, Any], written: Mapping[str, Any] | None
@@ -80,9 +125,9 @@ class InferenceServiceStore:
         version. The watch may have shown a version between the read and the write (a label
         change): the written object is newer than that one too, and its status is the one
         that stands."""
-        known = self.bodies.get(key)
+        known = self._held.get(key)
         if written is None or known is None:
             return
-        held = resource_version(known)
+        held = known.version
         if held == resource_version(read) or newer_version(resource_version(written), held):
-            self.bodies[key] = {**known, "status": written.get("status") or {}}
+            self._keep(key, {**unpack(known.body), "status": written.get("status") or {}})

@@ -22,7 +22,7 @@ from ..cluster.api import KubeApi
 from ..cluster.applying import apply_object, merge_patch_between, with_owner
 from ..cluster.errors import ApiError, NotFound
 from ..core.conditions import RECONCILE_FAILED, failed_status
-from ..core.plans import Event, ReconcilePlan
+from ..core.plans import Event, LogRecord, ReconcilePlan
 from ..core.rendering.events import event_about
 from .owned import OwnedObjects
 
@@ -144,6 +144,8 @@ class PlanWriter:
         #: Per InferenceService, the generation its posted events were decided at, and their
         #: (reason, message): an identical decision of one generation is posted once (OPEN-09).
         self.posted: dict[Key, tuple[Any, set[tuple[str, str]]]] = {}
+        #: Per InferenceService, a digest of the info records its last pass logged.
+        self._logged: dict[Key, int] = {}
 
     def client(self) -> KubeApi:
         if self._api is None:
@@ -152,6 +154,21 @@ class PlanWriter:
 
     def forget(self, key: Key) -> None:
         self.posted.pop(key, None)
+        self._logged.pop(key, None)
+
+    def log(self, key: Key, records: tuple[LogRecord, ...]) -> None:
+        """Log a pass's records: its errors always (S6: each failed pass, retried with
+        backoff, says why), its info records (S2.11's ``Selected runtime``) only when they
+        differ from the last ones logged for it (a converged fleet re-queued is silent)."""
+        informed = tuple(r for r in records if r.level != "error")
+        digest = hash(informed)
+        repeated = self._logged.get(key) == digest
+        self._logged[key] = digest
+        for record in records:
+            if record.level == "error":
+                logger.error(record.message, extra=dict(record.fields))
+            elif not repeated:
+                logger.info(record.message, extra=dict(record.fields))
 
     def write(
         self,
@@ -163,9 +180,7 @@ class PlanWriter:
         """Carry ``plan`` out; the InferenceService as the status write left it (None: no
         status written). ApiError names the object a write failed for."""
         api = self.client()
-        for record in plan.logs:
-            level = logging.ERROR if record.level == "error" else logging.INFO
-            logger.log(level, record.message, extra=dict(record.fields))
+        self.log(key, plan.logs)
         for obj in plan.apply:
             current = existing.get((obj["kind"], obj["metadata"]["name"]))
             if current is not None and not _owned_by(current, body):

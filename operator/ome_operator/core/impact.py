@@ -5,9 +5,9 @@ controller's own path (``resolving``: the model, then the named runtime or auto-
 the same ``Snapshot`` type; the change only swaps the runtime catalog. An InferenceService is
 listed when its runtime or its ``RuntimeReady`` status differs.
 
-Only the InferenceServices a changed runtime can concern are resolved: one that names a runtime
-of another name, or whose model no changed runtime (as it was, or as it is proposed) qualifies
-for, keeps its runtime whatever else the catalog holds (``selection.may_qualify``).
+Only the InferenceServices a changed runtime can concern are resolved (``may_read``): one that
+names a runtime of another name, or whose model no changed runtime (as it was, or as it is
+proposed) qualifies for, keeps its runtime whatever else the catalog holds.
 
 ``WHY``, the first that applies:
 
@@ -19,7 +19,7 @@ for, keeps its runtime whatever else the catalog holds (``selection.may_qualify`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "Move",
     "RuntimeChange",
     "RuntimeKey",
+    "may_read",
     "runtime_impact",
     "runtime_in_use",
     "runtime_key",
@@ -79,9 +80,6 @@ class RuntimeChange:
     def concerns(self, namespace: str) -> bool:
         """Whether the change touches the runtimes an InferenceService of ``namespace`` sees."""
         return any(is_cluster or ns == namespace for is_cluster, ns, _ in self._keys)
-
-    def names(self, namespace: str) -> frozenset[str]:
-        return frozenset(n for c, ns, n in self._keys if c or ns == namespace)
 
     def catalog(self, before: RuntimeCatalog, namespace: str) -> RuntimeCatalog:
         """The catalog an InferenceService of ``namespace`` sees after the change."""
@@ -185,13 +183,12 @@ def _model_of(isvc: InferenceService, snapshot: Snapshot) -> ModelSpec | None:
 @dataclass(frozen=True)
 class _View:
     """What the change is to the runtimes one namespace sees: the catalog before (held, so
-    that its identity stands), the catalog after, the changed runtimes as they were and as
-    proposed, and their names."""
+    that its identity stands), the catalog after, and the changed runtimes as they were and
+    as proposed."""
 
     before: RuntimeCatalog
     after: RuntimeCatalog
     touched: tuple[ServingRuntime, ...]
-    names: frozenset[str]
 
 
 def _view(catalog: RuntimeCatalog, namespace: str, change: RuntimeChange) -> _View:
@@ -199,21 +196,30 @@ def _view(catalog: RuntimeCatalog, namespace: str, change: RuntimeChange) -> _Vi
         catalog,
         change.catalog(catalog, namespace),
         tuple(change.touched(catalog, namespace)),
-        change.names(namespace),
     )
 
 
-def _may_move(isvc: InferenceService, snapshot: Snapshot, view: _View) -> bool:
-    """False when no runtime the change touches can be this InferenceService's, before or
-    after: then its resolution reads nothing that changed."""
-    if not view.touched:
+def may_read(
+    isvc: InferenceService,
+    snapshot: Snapshot,
+    runtimes: Sequence[ServingRuntime],
+    catalog: RuntimeCatalog | None = None,
+) -> bool:
+    """Whether a pass of ``isvc`` over ``snapshot`` can resolve to one of ``runtimes`` (its
+    scope's only): the runtime it names, or one that qualifies for its model for some
+    InferenceService (``catalog``, default the snapshot's, only memoizes). When none can,
+    the pass reads nothing of them."""
+    namespace = isvc.namespace
+    runtimes = [r for r in runtimes if r.is_cluster or r.namespace == namespace]
+    if not runtimes:
         return False
     if isvc.spec.runtime is not None:
-        return isvc.spec.runtime.name in view.names
+        return isvc.spec.runtime.name in {r.name for r in runtimes}
     model = _model_of(isvc, snapshot)
     if model is None:
         return False
-    return any(may_qualify(r, model, view.before) for r in view.touched)
+    catalog = catalog if catalog is not None else snapshot.runtimes
+    return any(may_qualify(r, model, catalog) for r in runtimes)
 
 
 def _why(
@@ -270,7 +276,7 @@ def runtime_impact(
         view = views.get((id(catalog), namespace))
         if view is None:
             view = views[id(catalog), namespace] = _view(catalog, namespace, change)
-        if not _may_move(isvc, snapshot, view):
+        if not may_read(isvc, snapshot, view.touched, view.before):
             continue
         before = runtime_in_use(isvc, snapshot)
         after_snapshot = replace(snapshot, runtimes=view.after)

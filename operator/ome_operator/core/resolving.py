@@ -3,7 +3,9 @@ plan that ends the pass (a missing or disabled model, no runtime, a disabled nam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..models import InferenceService, ModelResource, ServingRuntime
 from .conditions import condition, find_condition, merge_conditions
@@ -17,7 +19,62 @@ from .selection import (
     select_runtime,
 )
 
-__all__ = ["ResolvedRuntime", "Stop", "resolve_model", "resolve_runtime"]
+__all__ = [
+    "ResolvedRuntime",
+    "Stop",
+    "resolution_manifest",
+    "resolve_model",
+    "resolve_runtime",
+]
+
+#: What resolving reads of an InferenceService (and S2.5, S2.6 of its components).
+_RESOLUTION_ANNOTATIONS = ("ome.io/accelerator-class", "ome.io/deploymentMode")
+_RESOLUTION_SPEC = ("model", "runtime", "deploymentMode", "acceleratorSelector")
+_RESOLUTION_COMPONENTS = ("engine", "decoder")
+
+
+def _kept(value: Any, keys: tuple[str, ...]) -> Any:
+    """A mapping's entries under ``keys``; anything else as it is (it fails to parse alike)."""
+    if not isinstance(value, Mapping):
+        return value
+    return {k: v for k, v in value.items() if k in keys}
+
+
+def resolution_manifest(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """What of an InferenceService manifest the resolution of its model and runtime reads
+    (``resolve_model``, ``resolve_runtime``: S2.5's accelerator classes, S2.6's modes, S2.13,
+    S2.14), and its ``RuntimeReady`` condition: parsed, it resolves as the whole one does, for
+    a fraction of the memory of the whole parsed."""
+    found = {k: v for k, v in manifest.items() if k in ("apiVersion", "kind")}
+    meta = manifest.get("metadata")
+    if isinstance(meta, Mapping):
+        meta = {k: v for k, v in meta.items() if k in ("name", "namespace")} | {
+            "annotations": _kept(meta.get("annotations") or {}, _RESOLUTION_ANNOTATIONS)
+        }
+    found["metadata"] = meta
+    spec = manifest.get("spec")
+    if isinstance(spec, Mapping):
+        kept = _kept(spec, _RESOLUTION_SPEC)
+        for component in _RESOLUTION_COMPONENTS:
+            if component in spec:
+                declared = _kept(spec[component], ("annotations", "acceleratorOverride"))
+                if isinstance(declared, dict) and "annotations" in declared:
+                    declared["annotations"] = _kept(
+                        declared["annotations"], ("ome.io/deploymentMode",)
+                    )
+                kept[component] = declared
+        spec = kept
+    found["spec"] = spec
+    status = manifest.get("status")
+    if isinstance(status, Mapping) and isinstance(status.get("conditions"), list):
+        ready = [
+            c
+            for c in status["conditions"]
+            if isinstance(c, Mapping) and c.get("type") == "RuntimeReady"
+        ]
+        if ready:
+            found["status"] = {"conditions": ready}
+    return found
 
 
 class Stop(Exception):

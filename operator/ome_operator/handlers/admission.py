@@ -33,6 +33,7 @@ from ..controller.runtime_changes import gather
 from ..controller.snapshot import Caches
 from ..core.admission import AdmissionVerdict, review_inference_service, review_serving_runtime
 from ..core.impact import RuntimeChange, runtime_key
+from ..core.requeue import decision_inputs_changed
 from ..models import InferenceService, InvalidResourceError, ServingRuntime, storable_manifest
 
 __all__ = [
@@ -166,12 +167,20 @@ async def validate_inference_service(
 
 
 async def _change_warnings(
-    runtime: ServingRuntime, kind: str, operation: str, warnings: list[str], memo: kopf.Memo
+    runtime: ServingRuntime,
+    kind: str,
+    operation: str,
+    warnings: list[str],
+    memo: kopf.Memo,
+    old: Any = None,
 ) -> None:
-    """S16.6 and S16.7 for a change the review admits: what it moves, what it ties with."""
+    """S16.6 and S16.7 for a change the review admits: what it moves, what it ties with. An
+    update that no decision reads (``core.requeue``: labels, annotations) moves nothing."""
     controller = memo.controller
     if operation == "DELETE":
         change = RuntimeChange(deleted=frozenset({runtime_key(runtime)}))
+    elif operation == "UPDATE" and not decision_inputs_changed(_parsed_or_none(old), runtime):
+        change = RuntimeChange()
     else:
         change = RuntimeChange(applied=(runtime,))
     proposed = runtime if operation != "DELETE" else None
@@ -188,12 +197,23 @@ async def _change_warnings(
     warnings.extend(found)
 
 
+def _parsed_or_none(old: Any) -> ServingRuntime | None:
+    """The runtime as it was (None: none given, or it did not parse)."""
+    if old is None:
+        return None
+    try:
+        return storable_manifest(dict(old))
+    except InvalidResourceError:
+        return None
+
+
 async def _validate_runtime(
     body: kopf.Body,
     kind: str,
     operation: str,
     warnings: list[str],
     memo: kopf.Memo,
+    old: Any = None,
 ) -> None:
     if operation == "DELETE":
         await _deletion_warnings(body, kind, warnings, memo)
@@ -205,7 +225,7 @@ async def _validate_runtime(
         runtime: ServingRuntime = _parse(body, kind, operation, memo)
         verdict = review_serving_runtime(runtime, caches.accelerator_class_names())
         _answer(verdict, kind, operation, warnings, memo)
-        await _change_warnings(runtime, kind, operation, warnings, memo)
+        await _change_warnings(runtime, kind, operation, warnings, memo, old)
 
 
 async def _deletion_warnings(
@@ -226,13 +246,23 @@ async def _deletion_warnings(
     GROUP, VERSION, "clusterservingruntimes", id=_CSR_ID, operations=_RUNTIME_OPERATIONS
 )
 async def validate_cluster_serving_runtime(
-    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
+    body: kopf.Body,
+    operation: str,
+    warnings: list[str],
+    memo: kopf.Memo,
+    old: Any = None,
+    **_: Any,
 ) -> None:
-    await _validate_runtime(body, "ClusterServingRuntime", operation, warnings, memo)
+    await _validate_runtime(body, "ClusterServingRuntime", operation, warnings, memo, old)
 
 
 @kopf.on.validate(GROUP, VERSION, "servingruntimes", id=_SR_ID, operations=_RUNTIME_OPERATIONS)
 async def validate_serving_runtime(
-    body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
+    body: kopf.Body,
+    operation: str,
+    warnings: list[str],
+    memo: kopf.Memo,
+    old: Any = None,
+    **_: Any,
 ) -> None:
-    await _validate_runtime(body, "ServingRuntime", operation, warnings, memo)
+    await _validate_runtime(body, "ServingRuntime", operation, warnings, memo, old)

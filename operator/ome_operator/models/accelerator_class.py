@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import StrictStr
 
-from .base import CRDModel, JsonDict, ObjectMeta
+from .base import CRDModel, JsonDict, ObjectMeta, defaults
 
 __all__ = ["AcceleratorClass"]
 
@@ -12,5 +12,5 @@ __all__ = ["AcceleratorClass"]
 class AcceleratorClass(CRDModel):
     api_version: StrictStr = "ome.io/v1beta1"
     kind: StrictStr = "AcceleratorClass"
-    metadata: ObjectMeta = ObjectMeta()
+    metadata: ObjectMeta = defaults(ObjectMeta)
     spec: JsonDict = {}

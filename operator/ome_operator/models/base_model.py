@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import StrictBool, StrictStr
 
-from .base import CRDModel, JsonDict, ObjectMeta
+from .base import CRDModel, JsonDict, ObjectMeta, defaults
 
 __all__ = ["ModelFormatRef", "ModelResource", "ModelSpec", "ModelStorage"]
 
@@ -22,7 +22,7 @@ class ModelStorage(CRDModel):
 
 
 class ModelSpec(CRDModel):
-    model_format: ModelFormatRef = ModelFormatRef()
+    model_format: ModelFormatRef = defaults(ModelFormatRef)
     model_framework: ModelFormatRef | None = None
     model_architecture: StrictStr | None = None
     quantization: StrictStr | None = None
@@ -30,7 +30,7 @@ class ModelSpec(CRDModel):
     diffusion_pipeline: JsonDict | None = None
     disabled: StrictBool | None = None
     distribution: StrictStr = "PerNode"
-    storage: ModelStorage = ModelStorage()
+    storage: ModelStorage = defaults(ModelStorage)
 
 
 class ModelResource(CRDModel):
@@ -38,8 +38,8 @@ class ModelResource(CRDModel):
 
     api_version: StrictStr = "ome.io/v1beta1"
     kind: StrictStr = "ClusterBaseModel"
-    metadata: ObjectMeta = ObjectMeta()
-    spec: ModelSpec = ModelSpec()
+    metadata: ObjectMeta = defaults(ObjectMeta)
+    spec: ModelSpec = defaults(ModelSpec)
 
     @property
     def name(self) -> str:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import StrictBool, StrictStr
 
-from .base import CRDModel, JsonDict, ObjectMeta
+from .base import CRDModel, JsonDict, ObjectMeta, defaults
 from .components import AcceleratorSelector, ComponentSpec
 
 __all__ = ["COMPONENTS", "InferenceService", "InferenceServiceSpec", "ModelRef", "RuntimeRef"]
@@ -45,8 +45,8 @@ class InferenceServiceSpec(CRDModel):
 class InferenceService(CRDModel):
     api_version: StrictStr = "ome.io/v1beta1"
     kind: StrictStr = "InferenceService"
-    metadata: ObjectMeta = ObjectMeta()
-    spec: InferenceServiceSpec = InferenceServiceSpec()
+    metadata: ObjectMeta = defaults(ObjectMeta)
+    spec: InferenceServiceSpec = defaults(InferenceServiceSpec)
     status: JsonDict = {}
 
     @property

@@ -11,7 +11,13 @@ from .inference_service import InferenceService
 from .limits import size_problem
 from .serving_runtime import ServingRuntime
 
-__all__ = ["MODEL_BY_KIND", "display_name", "from_manifest", "storable_manifest"]
+__all__ = [
+    "MODEL_BY_KIND",
+    "build_validators",
+    "display_name",
+    "from_manifest",
+    "storable_manifest",
+]
 
 #: The ome.io kinds this operator reads, and the model each one parses into.
 MODEL_BY_KIND: dict[str, type[CRDModel]] = {
@@ -22,6 +28,13 @@ MODEL_BY_KIND: dict[str, type[CRDModel]] = {
     "ClusterBaseModel": ModelResource,
     "AcceleratorClass": AcceleratorClass,
 }
+
+
+def build_validators() -> None:
+    """Build every kind's validator now, rather than on its first parse (``base``): the
+    operator builds them before it serves, so no review waits for one."""
+    for model in MODEL_BY_KIND.values():
+        model.model_rebuild()
 
 
 def display_name(obj: Any) -> str:

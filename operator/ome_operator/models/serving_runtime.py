@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from .base import CRDModel, JsonDict, ObjectMeta
+from .base import CRDModel, JsonDict, ObjectMeta, defaults
 from .components import ComponentSpec
 
 __all__ = [
@@ -69,8 +69,8 @@ class ServingRuntime(CRDModel):
 
     api_version: StrictStr = "ome.io/v1beta1"
     kind: StrictStr = "ServingRuntime"
-    metadata: ObjectMeta = ObjectMeta()
-    spec: ServingRuntimeSpec = ServingRuntimeSpec()
+    metadata: ObjectMeta = defaults(ObjectMeta)
+    spec: ServingRuntimeSpec = defaults(ServingRuntimeSpec)
 
     @property
     def name(self) -> str:

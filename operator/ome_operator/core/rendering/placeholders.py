@@ -50,20 +50,25 @@ def child_path(path: str, key: str | int) -> str:
 
 def render_placeholders(value: Any, isvc: InferenceService, path: str) -> Any:
     """``value`` (a runner, or any JSON value inside it) with every string rendered; ``path`` is
-    the value's field path, used in errors."""
+    the value's field path, used in errors (worked out only for a string that has an action)."""
+    return _rendered(value, isvc, (path,))
+
+
+def _rendered(value: Any, isvc: InferenceService, keys: tuple[Any, ...]) -> Any:
     if isinstance(value, str):
-        return render_template(value, isvc, path) if "{{" in value else value
+        return render_template(value, isvc, _path(keys)) if "{{" in value else value
     if isinstance(value, Mapping):
-        return {
-            key: render_placeholders(item, isvc, child_path(path, key))
-            for key, item in value.items()
-        }
+        return {key: _rendered(item, isvc, (*keys, key)) for key, item in value.items()}
     if isinstance(value, list):
-        return [
-            render_placeholders(item, isvc, child_path(path, index))
-            for index, item in enumerate(value)
-        ]
+        return [_rendered(item, isvc, (*keys, index)) for index, item in enumerate(value)]
     return value
+
+
+def _path(keys: tuple[Any, ...]) -> str:
+    path = keys[0]
+    for key in keys[1:]:
+        path = child_path(path, key)
+    return path
 
 
 def render_template(template: str, isvc: InferenceService, path: str) -> str:
