@@ -55,9 +55,17 @@ def build_binaries() -> pathlib.Path:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports on 127.0.0.1: held open together while they are picked,
+    so that no two of them are the same (one at a time, the kernel may hand a port out twice)."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
 
 
 def _pem(obj: Any) -> bytes:
@@ -204,7 +212,7 @@ class ControlPlane:
             encoding="utf-8",
         )
         (self.folder / "audit-policy.yaml").write_text(yaml.safe_dump(AUDIT_POLICY))
-        client, peer, secure = free_port(), free_port(), free_port()
+        client, peer, secure = free_ports(3)
         self.url = f"https://127.0.0.1:{secure}"
         write_kubeconfig(self.admin_kubeconfig, self.url, self.ca_file, self.admin_token)
         write_kubeconfig(
