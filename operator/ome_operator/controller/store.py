@@ -5,9 +5,10 @@ wrote while the watch has not delivered it yet, so that a pass before it does se
 status (no second write, no repeated event) and a spec change in between still arrives as one.
 
 Each body is held packed (``packing``), with a digest of what a pass depends on and the part its
-model and runtime resolution reads (``core.resolving.resolution_manifest``), parsed when first
-asked for: runtime events (``core.requeue``) and runtime reviews (``runtime_changes``) decide
-from that part, every InferenceService at once, without unpacking or parsing the whole.
+model and runtime resolution reads (``core.resolving.resolution_manifest``), parsed whenever
+that part changes (seldom: a status write leaves it as it is): runtime events
+(``core.requeue``) and runtime reviews (``runtime_changes``) decide from that part, every
+InferenceService at once, without unpacking or parsing the whole.
 """
 
 from __future__ import annotations
@@ -81,18 +82,10 @@ class InferenceServiceStore:
 
     def resolution(self, key: Key) -> InferenceService | None:
         """The InferenceService held under ``key`` as its model and runtime resolution reads
-        it (None: none held), parsed once per change of that part; InvalidResourceError when
-        it does not parse."""
-        held = self._held.get(key)
-        if held is None:
-            return None
+        it (None: none held); InvalidResourceError when that part does not parse."""
         known = self._parsed.get(key)
-        if known is None or not _same(known[0], held.resolution):
-            try:
-                model: Any = from_manifest(unpack(held.resolution))
-            except InvalidResourceError as exc:
-                model = exc
-            known = self._parsed[key] = (held.resolution, model)
+        if known is None:
+            return None
         if isinstance(known[1], InvalidResourceError):
             raise known[1]
         return known[1]
@@ -108,6 +101,13 @@ class InferenceServiceStore:
         essence = _essence(body)
         resolution = pack(resolution_manifest(body))
         self._held[key] = _Held(pack(body), resource_version(body), essence, resolution)
+        known = self._parsed.get(key)
+        if known is None or not _same(known[0], resolution):
+            try:
+                model: Any = from_manifest(unpack(resolution))
+            except InvalidResourceError as exc:
+                model = exc
+            self._parsed[key] = (resolution, model)
         return essence
 
     def forget(self, key: Key) -> None:
