@@ -25,11 +25,14 @@ Prints, as its last lines:
     memory per InferenceService: <x> KiB
     memory per runtime: <y> KiB
     memory baseline: <z> MiB
-    memory: <a> MiB converged, <b> MiB after 1000 runtime changes
+    memory: <a> MiB converged, <b> MiB after <1000 x rounds> runtime changes
 
 (target: b <= 1.1 a). Not part of the tests; takes several minutes:
 
-    python tests/bench/memory.py [--isvcs 10000] [--workers 4] [--timeout 3600]
+    python tests/bench/memory.py [--isvcs 10000] [--workers 4] [--rounds 1] [--timeout 3600]
+
+``--rounds N`` repeats the changes (even rounds move the choices back, every round sets new
+images and labels) and prints the memory after each round: bounded memory levels off.
 """
 
 from __future__ import annotations
@@ -135,29 +138,39 @@ def isvcs(first: int, count: int) -> list[dict[str, Any]]:
 Write = tuple[str, str, dict[str, Any] | None]
 
 
-def runtime_changes() -> list[Write]:
-    """The 1,000 changes: what they move is in the module docstring."""
+def runtime_changes(round: int = 1) -> list[Write]:
+    """The 1,000 changes of one round: what they move is in the module docstring; an even
+    round moves the choices back."""
     csr = "/apis/ome.io/v1beta1/clusterservingruntimes"
 
     def sr(namespace: str, j: int) -> str:
         return f"/apis/ome.io/v1beta1/namespaces/{namespace}/servingruntimes/sr-{j:02d}"
 
     labels = [
-        ("PATCH", f"{csr}/csr-{c:03d}", {"metadata": {"labels": {"touched": "1"}}})
+        ("PATCH", f"{csr}/csr-{c:03d}", {"metadata": {"labels": {"touched": str(round)}}})
         for c in range(CLUSTER_RUNTIMES)
     ]
     images = [
-        ("PATCH", f"{csr}/csr-{c:03d}", _image(f"csr-{c}:2")) for c in range(CLUSTER_RUNTIMES)
+        ("PATCH", f"{csr}/csr-{c:03d}", _image(f"csr-{c}:{round + 1}"))
+        for c in range(CLUSTER_RUNTIMES)
     ]
     losers = [  # j >= 10: never the first match of a model
-        ("PATCH", sr(ns, j), _image(f"sr-{j}:2")) for ns in NAMESPACES for j in range(10, 55)
+        ("PATCH", sr(ns, j), _image(f"sr-{j}:{round + 1}"))
+        for ns in NAMESPACES
+        for j in range(10, 55)
     ]
     moves = [  # sr-1k outranks sr-0k: models 0-4 move, in every namespace
-        ("PATCH", sr(ns, 10 + k), {"spec": serving_runtime(ns, 10 + k, priority=9)["spec"]})
+        ("PATCH", sr(ns, 10 + k), {"spec": _moved(ns, 10 + k, round)["spec"]})
         for ns in NAMESPACES
         for k in range(5)
     ]
     return [*labels, *images, *losers, *moves]
+
+
+def _moved(namespace: str, j: int, round: int) -> dict[str, Any]:
+    moved = serving_runtime(namespace, j, priority=9 if round % 2 else None)
+    moved["spec"]["engineConfig"] = _image(f"sr-{j}:{round + 1}")["spec"]["engineConfig"]
+    return moved
 
 
 def _image(image: str) -> dict[str, Any]:
@@ -354,28 +367,31 @@ def measure(options: argparse.Namespace) -> None:
                     flush=True,
                 )
             converged = measured[options.isvcs]
-            changes = runtime_changes()
-            bench.send(changes)
-            bench.quiet(left(), f"converging after {len(changes)} runtime changes")
-            after = bench.rss()
-            current = [
-                *bench.listed("/apis/ome.io/v1beta1/clusterservingruntimes"),
-                *bench.listed("/apis/ome.io/v1beta1/servingruntimes"),
-            ]
-            chosen = chosen_runtimes(current)
-            services = bench.listed("/apis/ome.io/v1beta1/inferenceservices")
-            wrong = sum(
-                1
-                for i in services
-                if ((i.get("status") or {}).get("runtime") or {}).get("name")
-                != chosen[i["metadata"]["namespace"], int(i["spec"]["model"]["name"][6:])]
-            )
-            print(
-                f"after {len(changes)} runtime changes: {_mib(after)} MiB; "
-                f"{len(services)} statuses checked, not as the core chooses: {wrong} "
-                f"({time.monotonic() - started:.0f} s in all)",
-                flush=True,
-            )
+            changed = 0
+            for round in range(1, options.rounds + 1):
+                changes = runtime_changes(round)
+                bench.send(changes)
+                changed += len(changes)
+                bench.quiet(left(), f"converging after {changed} runtime changes")
+                after = bench.rss()
+                current = [
+                    *bench.listed("/apis/ome.io/v1beta1/clusterservingruntimes"),
+                    *bench.listed("/apis/ome.io/v1beta1/servingruntimes"),
+                ]
+                chosen = chosen_runtimes(current)
+                services = bench.listed("/apis/ome.io/v1beta1/inferenceservices")
+                wrong = sum(
+                    1
+                    for i in services
+                    if ((i.get("status") or {}).get("runtime") or {}).get("name")
+                    != chosen[i["metadata"]["namespace"], int(i["spec"]["model"]["name"][6:])]
+                )
+                print(
+                    f"after {changed} runtime changes: {_mib(after)} MiB; "
+                    f"{len(services)} statuses checked, not as the core chooses: {wrong} "
+                    f"({time.monotonic() - started:.0f} s in all)",
+                    flush=True,
+                )
         finally:
             bench.close()
     per_isvc = (converged - measured[half]) / (options.isvcs - half)
@@ -383,13 +399,19 @@ def measure(options: argparse.Namespace) -> None:
     print(f"memory per InferenceService: {per_isvc:.1f} KiB")
     print(f"memory per runtime: {per_runtime:.1f} KiB")
     print(f"memory baseline: {_mib(baseline)} MiB")
-    print(f"memory: {_mib(converged)} MiB converged, {_mib(after)} MiB after 1000 runtime changes")
+    print(
+        f"memory: {_mib(converged)} MiB converged, {_mib(after)} MiB after "
+        f"{1000 * options.rounds} runtime changes"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--isvcs", type=int, default=10_000)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="rounds of the 1,000 runtime changes (1..10)"
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds in all")
     options = parser.parse_args()
 
