@@ -102,6 +102,7 @@ def _state_flag(parser: argparse.ArgumentParser, *names: str, dest: str = "filen
         dest=dest,
         action="append",
         default=[],
+        metavar="PATH",
         help="Read objects from these manifests (file, directory or -) instead of a cluster",
     )
 
@@ -121,6 +122,7 @@ def _impact_parser(verbs: Any) -> None:
         dest="changes",
         action="append",
         default=[],
+        metavar="PATH",
         help="The proposed ServingRuntimes and ClusterServingRuntimes (file, directory or -), "
         "created or replaced as given",
     )
