@@ -86,7 +86,7 @@ class KindCache(Collection):
         return False
 
     def _held(self) -> Mapping[_Key, Mapping[str, Any]]:
-        return Packed({key: held[2] for key, held in self._by_name.items()})
+        return Packed(self._by_name, lambda held: held[2])
 
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
         key = object_key(obj)

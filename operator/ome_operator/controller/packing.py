@@ -12,7 +12,7 @@ is, and read as it is: nothing decides on such an object, passes only report it.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 __all__ = ["Held", "Packed", "pack", "unpack"]
@@ -38,13 +38,15 @@ def unpack(packed: Held) -> dict[str, Any]:
 
 
 class Packed(Mapping[K, dict[str, Any]]):
-    """A read-only view of a dict of packed objects that unpacks each object it is asked for."""
+    """A read-only view of a dict whose entries hold packed objects (``packed`` picks it out of
+    an entry) that unpacks each object it is asked for; the dict itself is not copied."""
 
-    def __init__(self, packed: Mapping[K, Held]) -> None:
-        self._packed = packed
+    def __init__(self, entries: Mapping[K, Any], packed: Callable[[Any], Held]) -> None:
+        self._packed = entries
+        self._pick = packed
 
     def __getitem__(self, key: K) -> dict[str, Any]:
-        return unpack(self._packed[key])
+        return unpack(self._pick(self._packed[key]))
 
     def __contains__(self, key: object) -> bool:
         return key in self._packed

@@ -119,7 +119,7 @@ class Controller:
         changed = [r for r in (before, after) if r is not None]
 
         def in_scope(namespace: str) -> bool:
-            return any(r.is_cluster or r.namespace == namespace for r in changed)
+            return any(r.seen_from(namespace) for r in changed)
 
         for isvc, snapshot in subjects(self.store, self.caches, in_scope):
             if needs_pass(isvc, snapshot, before, after):

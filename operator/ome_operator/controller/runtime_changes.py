@@ -35,10 +35,11 @@ class RuntimeChangeInputs:
     def warnings(self) -> tuple[Impact, list[str]]:
         """The impact, and the warnings: the move warning (S16.6), then the ties (S16.7)."""
         impact = self.impact()
-        found = [impact.warning()] if impact.moves else []
+        moved = impact.warning()
+        found = [moved] if moved is not None else []
         if self.proposed is not None:
             found += tie_warnings(self.proposed, self.views)
-        return impact, [w for w in found if w]
+        return impact, found
 
 
 def subjects(

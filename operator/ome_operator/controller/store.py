@@ -74,7 +74,7 @@ class InferenceServiceStore:
     @property
     def bodies(self) -> Mapping[Key, dict[str, Any]]:
         """Every body held, unpacked when read (a copy each time)."""
-        return Packed({key: held.body for key, held in self._held.items()})
+        return Packed(self._held, lambda held: held.body)
 
     def get(self, key: Key) -> dict[str, Any] | None:
         held = self._held.get(key)

@@ -83,13 +83,13 @@ class RuntimeChange:
 
     def catalog(self, before: RuntimeCatalog, namespace: str) -> RuntimeCatalog:
         """The catalog an InferenceService of ``namespace`` sees after the change."""
-        added = [r for r in self.applied if r.is_cluster or r.namespace == namespace]
+        added = [r for r in self.applied if r.seen_from(namespace)]
         return before.changed(lambda r: runtime_key(r) in self._keys, added)
 
     def touched(self, before: RuntimeCatalog, namespace: str) -> list[ServingRuntime]:
         """The changed runtimes of ``namespace``'s view: as they were, and as proposed."""
         old = [r for r in before if runtime_key(r) in self._keys]
-        return old + [r for r in self.applied if r.is_cluster or r.namespace == namespace]
+        return old + [r for r in self.applied if r.seen_from(namespace)]
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ def may_read(
     InferenceService (``catalog``, default the snapshot's, only memoizes). When none can,
     the pass reads nothing of them."""
     namespace = isvc.namespace
-    runtimes = [r for r in runtimes if r.is_cluster or r.namespace == namespace]
+    runtimes = [r for r in runtimes if r.seen_from(namespace)]
     if not runtimes:
         return False
     if isvc.spec.runtime is not None:
@@ -304,7 +304,6 @@ def standing(
     for isvc in isvcs:
         namespace = isvc.namespace
         if namespace not in catalogs:
-            seen = [r for r in runtimes if r.is_cluster or r.namespace == namespace]
-            catalogs[namespace] = RuntimeCatalog.of(seen)
+            catalogs[namespace] = RuntimeCatalog.of(r for r in runtimes if r.seen_from(namespace))
         subjects.append((isvc, Snapshot(runtimes=catalogs[namespace], models=catalog_of_models)))
     return subjects

@@ -48,7 +48,6 @@ def needs_pass(
     """Whether the event that turned ``before`` into ``after`` (either None: created, deleted)
     can change the plan of a pass of ``isvc`` over ``snapshot`` (the caches after the event)."""
     changed = [r for r in (before, after) if r is not None]
-    in_scope = any(r.is_cluster or r.namespace == isvc.namespace for r in changed)
-    if not in_scope:
+    if not any(r.seen_from(isvc.namespace) for r in changed):
         return False
     return _unresolved(isvc) or may_read(isvc, snapshot, changed)

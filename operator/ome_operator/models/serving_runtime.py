@@ -85,6 +85,11 @@ class ServingRuntime(CRDModel):
     def is_cluster(self) -> bool:
         return self.kind == "ClusterServingRuntime"
 
+    def seen_from(self, namespace: str) -> bool:
+        """Whether an InferenceService of ``namespace`` has this runtime among its candidates
+        (S2.3: every ClusterServingRuntime, the ServingRuntimes of its namespace)."""
+        return self.is_cluster or self.namespace == namespace
+
     @property
     def disabled(self) -> bool:
         return self.spec.disabled is True
