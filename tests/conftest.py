@@ -6,8 +6,14 @@ from collections.abc import AsyncIterator
 import kmock
 import pytest
 
+from tests.support import loopback_only
 from tests.support.kube_access import write_kubeconfig
 from tests.support.kube_emulator import DECLARED_RESOURCES, ApiServerLikeEmulator
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The network rule holds in the test process: no connection outside 127.0.0.0/8."""
+    loopback_only.install()
 
 
 @pytest.fixture
