@@ -33,7 +33,13 @@ __all__ = [
 
 
 def previous_conditions(isvc: InferenceService) -> list[dict[str, Any]]:
-    return list((isvc.status or {}).get("conditions") or [])
+    """The conditions of the status last written: the entries that are maps with a string
+    ``type``. A hand-edited ``status.conditions`` that is not a list of maps reads as no
+    conditions, so the pass rewrites them instead of failing every time."""
+    found = (isvc.status or {}).get("conditions")
+    if not isinstance(found, list):
+        return []
+    return [c for c in found if isinstance(c, dict) and isinstance(c.get("type"), str)]
 
 
 def workload_key(isvc: InferenceService, name: str, mode: DeploymentMode) -> tuple[str, str]:

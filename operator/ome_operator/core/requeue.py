@@ -17,7 +17,9 @@ Every other InferenceService keeps its plan whatever the event: its pass would w
 from __future__ import annotations
 
 from ..models import InferenceService, ServingRuntime
+from .conditions import find_condition
 from .impact import may_read
+from .isvc_status import previous_conditions
 from .plans import Snapshot
 
 __all__ = ["decision_inputs_changed", "needs_pass"]
@@ -32,11 +34,8 @@ def decision_inputs_changed(before: ServingRuntime | None, after: ServingRuntime
 
 
 def _unresolved(isvc: InferenceService) -> bool:
-    conditions = (isvc.status or {}).get("conditions") or ()
-    return any(
-        isinstance(c, dict) and c.get("type") == "RuntimeReady" and c.get("status") == "False"
-        for c in conditions
-    )
+    ready = find_condition(previous_conditions(isvc), "RuntimeReady")
+    return ready is not None and ready.get("status") == "False"
 
 
 def needs_pass(

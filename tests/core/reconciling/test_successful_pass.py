@@ -119,3 +119,24 @@ def test_the_entry_service_fronts_the_router_else_the_engine(
 ) -> None:
     entry_service = plan_of(isvc).apply[-1]
     assert (names_of([entry_service]), entry_service["spec"]["selector"]) == (ENTRY, front)
+
+
+@pytest.mark.parametrize(
+    "conditions",
+    [
+        pytest.param("Ready", id="conditions that are a string"),
+        pytest.param({"type": "Ready"}, id="conditions that are a map"),
+        pytest.param(["Ready", 3, None], id="entries that are not maps"),
+        pytest.param([{"status": "True"}, {"type": 7}], id="entries without a string type"),
+    ],
+)
+def test_a_hand_edited_status_reads_as_no_conditions(conditions: object) -> None:
+    existing = [deployment_of(observed_generation=3)]
+    clean = plan_of(isvc_of(generation=3), existing=existing)
+    edited = plan_of(isvc_of(generation=3, status={"conditions": conditions}), existing=existing)
+    assert (edited.outcome, edited.apply, edited.status, edited.events) == (
+        clean.outcome,
+        clean.apply,
+        clean.status,
+        clean.events,
+    )
