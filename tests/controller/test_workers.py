@@ -98,19 +98,28 @@ async def test_one_key_is_never_processed_by_two_tasks_at_once() -> None:
     await pool.stop()
 
 
-async def test_stop_lets_a_pass_under_way_finish() -> None:
+@pytest.mark.parametrize(
+    ("pass_seconds", "drain", "finished"),
+    [
+        pytest.param(0.1, {}, ["a"], id="stop lets a pass under way finish"),
+        pytest.param(5.0, {"drain": 0.05}, [], id="a pass that outlasts the drain is cut"),
+    ],
+)
+async def test_stop_drains_the_passes_under_way(pass_seconds, drain, finished) -> None:
     queue, synced = WorkQueue(), asyncio.Event()
     synced.set()
-    finished = []
+    done = []
 
     async def process(key: str) -> bool:
-        await asyncio.sleep(0.1)
-        finished.append(key)
+        await asyncio.sleep(pass_seconds)
+        done.append(key)
         return False
 
     pool = workers(queue, process)
     pool.start(2, synced)
     queue.add("a")
     await asyncio.sleep(0.02)
-    await pool.stop()
-    assert (finished, pool.tasks) == (["a"], ())
+    started = asyncio.get_running_loop().time()
+    await pool.stop(**drain)
+    assert (done, pool.tasks) == (finished, ())
+    assert asyncio.get_running_loop().time() - started < 1

@@ -4,9 +4,10 @@ Every replica watches and serves the webhook; the one that holds the Lease also 
 ``Leadership`` tries to take the Lease every ``retry`` seconds, renews it as often once it holds
 it, and calls ``on_elected`` once. A leader that cannot renew for ``renew_deadline`` stops
 leading the only safe way: ``on_lost`` (the process ends, as client-go's leaders do, and its
-pod restarts as a follower), so two replicas never write at once. On a clean stop, ``stop``
-ends the renewals, the controllers drain their passes while the Lease still holds, and
-``release`` hands it to the next leader without waiting for it to expire.
+pod restarts as a follower), so two replicas never write at once. On any stop, ``stop`` ends
+the renewals, the controllers drain their passes for no longer than the last renewal keeps the
+Lease (``held_for``: after a loss, that is a few seconds at most), and ``release`` hands it to
+the next leader without waiting for it to expire.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class Leadership:
         self._elector, self._on_elected, self._on_lost = elector, on_elected, on_lost
         self._clock = clock
         self.leading = False
+        #: When the last successful renewal was sent (the Lease runs from then).
+        self._renewed: float | None = None
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -51,6 +54,14 @@ class Leadership:
                 await self._task
             self._task = None
 
+    def held_for(self) -> float:
+        """Seconds this replica may still write: the Lease's duration from the last renewal
+        sent, less one retry period for the clocks of the others; 0 when never held."""
+        if self._renewed is None:
+            return 0.0
+        terms = self._elector.terms
+        return max(0.0, self._renewed + terms.duration - terms.retry - self._clock())
+
     async def release(self) -> None:
         """After ``stop`` and once the controllers stopped writing: hand the Lease over."""
         if self.leading:
@@ -62,6 +73,7 @@ class Leadership:
         terms = self._elector.terms
         renewed = self._clock()
         while True:
+            asked = self._clock()
             try:
                 held = await asyncio.to_thread(self._elector.try_acquire_or_renew)
             except ApiError as exc:
@@ -72,7 +84,7 @@ class Leadership:
                 held = False
             now = self._clock()
             if held:
-                renewed = now
+                renewed = self._renewed = asked
                 if not self.leading:
                     self.leading = True
                     logger.info("Leading", extra={"identity": self._elector.identity})

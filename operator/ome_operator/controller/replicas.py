@@ -35,7 +35,7 @@ from ..metrics import Metrics
 from .owned import KindCache, OwnedObjects
 from .queue import Backoff, WorkQueue
 from .watches import Watched, Watches, object_key
-from .workers import Workers
+from .workers import DRAIN_SECONDS, Workers
 from .writing import now
 
 __all__ = ["EXPECTATION_SECONDS", "POD_SELECTOR", "ReplicaController", "controlling_replica"]
@@ -153,11 +153,11 @@ class ReplicaController:
         )
         self.passes.start(self.workers, ready)
 
-    async def stop(self) -> None:
+    async def stop(self, drain: float = DRAIN_SECONDS) -> None:
         if self._starter is not None:
             self._starter.cancel()
         if self.passes is not None:
-            await self.passes.stop()
+            await self.passes.stop(drain)
         await self.watches.stop()
 
     async def process(self, key: Key) -> bool:

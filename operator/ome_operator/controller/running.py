@@ -32,7 +32,7 @@ from .runtime_changes import subjects
 from .snapshot import Caches, snapshot_for
 from .store import InferenceServiceStore
 from .watches import InferenceServiceFeed, Watched, Watches
-from .workers import Workers
+from .workers import DRAIN_SECONDS, Workers
 from .writing import OwnerGoing, PlanWriter, identity_of, now
 
 __all__ = ["MALFORMED", "Controller"]
@@ -198,12 +198,13 @@ class Controller:
         if self.replicas is not None:
             self.replicas.start(api_factory, namespaces, self.watches.synced)
 
-    async def stop(self) -> None:
-        """Let the passes under way finish (``workers.DRAIN_SECONDS``), then stop watching."""
-        if self.replicas is not None:
-            await self.replicas.stop()
+    async def stop(self, drain: float = DRAIN_SECONDS) -> None:
+        """Let the passes under way (of both controllers, side by side) finish for up to
+        ``drain`` seconds, then stop watching."""
+        stopping = [] if self.replicas is None else [self.replicas.stop(drain)]
         if self.passes is not None:
-            await self.passes.stop()
+            stopping.append(self.passes.stop(drain))
+        await asyncio.gather(*stopping)
         await self.watches.stop()
 
     def set_aside(self, obj: Mapping[str, Any], problem: str) -> None:

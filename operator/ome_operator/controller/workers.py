@@ -48,16 +48,16 @@ class Workers:
         if not self._tasks:
             self._tasks = [asyncio.create_task(self._work(synced)) for _ in range(count)]
 
-    async def stop(self) -> None:
-        """Stop taking keys, let the passes under way finish (up to ``DRAIN_SECONDS``: a pass
+    async def stop(self, drain: float = DRAIN_SECONDS) -> None:
+        """Stop taking keys, let the passes under way finish (up to ``drain`` seconds: a pass
         cut between its writes leaves them half done for the next operator), then stop."""
         self._stopping = True
         passing = [task for task in self._tasks if task in self._passing]
         for task in self._tasks:
             if task not in self._passing:
                 task.cancel()
-        if passing:
-            await asyncio.wait(passing, timeout=DRAIN_SECONDS)
+        if passing and drain > 0:
+            await asyncio.wait(passing, timeout=drain)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -23,6 +23,7 @@ from ..controller.configuring import ConfigSource
 from ..controller.leading import Leadership
 from ..controller.replicas import ReplicaController
 from ..controller.running import Controller
+from ..controller.workers import DRAIN_SECONDS
 from ..core.operator_config import StartupConfigError
 from ..metrics import Metrics, serve_metrics
 from ..settings import RunOptions, parse_bind_address
@@ -202,7 +203,9 @@ async def stop(memo: kopf.Memo, **_: Any) -> None:
         await leadership.stop()
     controller = memo.get("controller")
     if controller is not None:
-        await controller.stop()  # its passes finish while the Lease still holds
+        # Its passes finish while the Lease still holds (after a loss: a few seconds at most).
+        drain = DRAIN_SECONDS if leadership is None else min(DRAIN_SECONDS, leadership.held_for())
+        await controller.stop(drain)
     if leadership is not None:
         await leadership.release()  # the next leader need not wait for the Lease to expire
 
