@@ -41,6 +41,40 @@ def _resources(**quantities: Any) -> dict[str, Any]:
             _resources(cpu=True), _resources(cpu="1"), False, id="a boolean is not a quantity"
         ),
         pytest.param(
+            _resources(cpu="1"),
+            _resources(cpu="1", **{"nvidia.com/gpu": "1"}),
+            False,
+            id="a limit no longer rendered is drift: a container's resources are the operator's",
+        ),
+        pytest.param(
+            {"spec": {"containers": [{"name": "c"}]}},
+            _resources(**{"nvidia.com/gpu": "1"}),
+            False,
+            id="resources no longer rendered at all are drift",
+        ),
+        pytest.param(
+            {"spec": {"containers": [{"name": "c"}]}},
+            {"spec": {"containers": [{"name": "c", "resources": {}}]}},
+            True,
+            id="no resources holds as the server's empty resources",
+        ),
+        pytest.param(
+            {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1"}}}]}},
+            {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "imagePullPolicy": "IfNotPresent",
+                            "resources": {"limits": {"cpu": "1"}, "requests": {}},
+                        }
+                    ]
+                }
+            },
+            True,
+            id="a container's other defaulted fields are not drift",
+        ),
+        pytest.param(
             {"spec": {"volumes": [{"emptyDir": {"sizeLimit": "1024Mi"}}]}},
             {"spec": {"volumes": [{"emptyDir": {"sizeLimit": "1Gi"}}]}},
             True,

@@ -32,6 +32,27 @@ def test_a_runtime_change_rolls_out_to_its_inference_services(cluster, namespace
     }
 
 
+def test_a_limit_taken_out_of_the_runtime_leaves_the_workload(cluster, namespace, operator):
+    seed(cluster, namespace, isvc(namespace))
+    eventually(lambda: cluster.get(DEPLOYMENT, namespace, "chat-engine"))
+    converged(cluster, namespace)
+
+    changed = runtime(namespace)
+    del changed["spec"]["engineConfig"]["runner"]["resources"]["limits"]["cpu"]
+    cluster.apply(changed)  # nothing else in the rendered Deployment changes
+
+    def resources_stored():
+        deployment = cluster.stored(DEPLOYMENT, namespace, "chat-engine")
+        return deployment["spec"]["template"]["spec"]["containers"][0]["resources"]
+
+    eventually(lambda: "cpu" not in resources_stored()["limits"])
+    assert resources_stored() == {
+        "limits": {"nvidia.com/gpu": "1", "memory": "1Gi"},
+        "requests": {"nvidia.com/gpu": "1", "cpu": "1", "memory": "1Gi"},
+    }
+    converged(cluster, namespace)
+
+
 def test_deleting_the_selected_runtime_moves_to_the_next_one_then_to_none(
     cluster, namespace, operator
 ):

@@ -61,11 +61,46 @@ def is_subset(desired: Any, actual: Any, *, quantity: bool = False) -> bool:
     return desired == actual or (quantity and _same_quantity(desired, actual))
 
 
+#: Lists of containers, whose ``resources`` the operator renders whole.
+_CONTAINER_LISTS = frozenset({"containers", "initContainers"})
+
+
+def _same_quantities(desired: Any, actual: Any) -> bool:
+    """A ``limits`` or ``requests`` map: the same resources (none more: the server adds none to a
+    template, so an extra one is a limit the operator no longer renders), equal by value."""
+    desired, actual = desired or {}, actual or {}
+    return (
+        isinstance(desired, Mapping)
+        and isinstance(actual, Mapping)
+        and desired.keys() == actual.keys()
+        and all(is_subset(value, actual[name], quantity=True) for name, value in desired.items())
+    )
+
+
+def _container_holds(desired: Any, actual: Any) -> bool:
+    """A container: its fields as anywhere else, its ``resources`` exactly (a GPU limit taken
+    out of a runtime must leave the workload too, not hold as a subset)."""
+    if not isinstance(desired, Mapping) or not isinstance(actual, Mapping):
+        return is_subset(desired, actual)
+    want, have = desired.get("resources") or {}, actual.get("resources") or {}
+    return (
+        is_subset({k: v for k, v in desired.items() if k != "resources"}, actual)
+        and isinstance(want, Mapping)
+        and isinstance(have, Mapping)
+        and all(_same_quantities(want.get(name), have.get(name)) for name in _QUANTITY_MAPS)
+        and is_subset({k: v for k, v in want.items() if k not in _QUANTITY_MAPS}, have)
+    )
+
+
 def _holds(key: str, desired: Any, actual: Any) -> bool:
     if key in _QUANTITY_MAPS and isinstance(desired, Mapping) and isinstance(actual, Mapping):
         return all(
             name in actual and is_subset(value, actual[name], quantity=True)
             for name, value in desired.items()
+        )
+    if key in _CONTAINER_LISTS and isinstance(desired, list) and isinstance(actual, list):
+        return len(desired) == len(actual) and all(
+            _container_holds(d, a) for d, a in zip(desired, actual, strict=True)
         )
     return is_subset(desired, actual, quantity=key in _QUANTITY_FIELDS)
 
