@@ -3,11 +3,13 @@ decides between no write and a PATCH, so it must read the object the way the ser
 
 from __future__ import annotations
 
+import copy
+import json
 from typing import Any
 
 import pytest
 
-from ome_operator.cluster.applying import is_subset
+from ome_operator.cluster.applying import APPLIED, is_subset, patch_to_apply, recorded
 
 
 def _resources(**quantities: Any) -> dict[str, Any]:
@@ -108,3 +110,121 @@ def _resources(**quantities: Any) -> dict[str, Any]:
 )
 def test_a_live_object_holds_what_was_rendered(desired: Any, actual: Any, expected: bool) -> None:
     assert is_subset(desired, actual) is expected
+
+
+# -- what a write removes: the record of the last write ------------------------------------------
+
+
+def _deployment(labels: dict[str, str], pod_spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "chat-engine", "namespace": "ns", "labels": labels},
+        "spec": {"replicas": 1, "template": {"spec": pod_spec}},
+    }
+
+
+SERVING = {"containers": [{"name": "c", "image": "vllm:1", "command": ["serve"]}]}
+PINNED = {**SERVING, "nodeSelector": {"gpu": "a100", "zone": "a"}}
+
+
+def _live(last: dict[str, Any], **server: Any) -> dict[str, Any]:
+    """``last`` as the operator wrote it (with its record), plus what the server and other
+    controllers added: ``server`` maps a dotted path to the value set there."""
+    found = copy.deepcopy(recorded(last))
+    for dotted, value in server.items():
+        *path, key = dotted.split(".")
+        target = found
+        for part in path:
+            target = target.setdefault(part, {})
+        target[key] = value
+    return found
+
+
+def _unreadable(live: dict[str, Any]) -> dict[str, Any]:
+    live["metadata"]["annotations"][APPLIED] = "{not json"
+    return live
+
+
+def _full(desired: dict[str, Any], **nulls: Any) -> dict[str, Any]:
+    """The patch that sends ``desired`` whole (with its record), plus nulls at dotted paths."""
+    patch = copy.deepcopy(
+        {k: v for k, v in recorded(desired).items() if k not in ("apiVersion", "kind")}
+    )
+    for dotted in nulls:
+        *path, key = dotted.split("__")
+        target = patch
+        for part in path:
+            target = target[part]
+        target[key] = None
+    return patch
+
+
+@pytest.mark.parametrize(
+    ("desired", "existing", "expected"),
+    [
+        pytest.param(
+            _deployment({"app": "chat"}, SERVING),
+            _live(_deployment({"app": "chat"}, SERVING)),
+            None,
+            id="what the last write recorded, unchanged: no write",
+        ),
+        pytest.param(
+            _deployment({"app": "chat"}, SERVING),
+            _live(
+                _deployment({"app": "chat"}, SERVING),
+                **{"metadata.labels.team": "a", "spec.revisionHistoryLimit": 10},
+            ),
+            None,
+            id="keys the operator never wrote (defaults, other controllers) are left alone",
+        ),
+        pytest.param(
+            _deployment({"app": "chat"}, SERVING),
+            _live(_deployment({"app": "chat", "tier": "gold"}, SERVING)),
+            _full(_deployment({"app": "chat"}, SERVING), metadata__labels__tier=None),
+            id="a label the operator no longer renders is removed",
+        ),
+        pytest.param(
+            _deployment({"app": "chat"}, SERVING),
+            _live(_deployment({"app": "chat"}, PINNED)),
+            _full(_deployment({"app": "chat"}, SERVING), spec__template__spec__nodeSelector=None),
+            id="a nodeSelector taken out of the runtime is removed whole",
+        ),
+        pytest.param(
+            _deployment({"app": "chat"}, {"containers": [{"name": "c", "image": "vllm:1"}]}),
+            _live(_deployment({"app": "chat"}, SERVING)),
+            _full(_deployment({"app": "chat"}, {"containers": [{"name": "c", "image": "vllm:1"}]})),
+            id="a command taken out of a container: the containers are sent whole",
+        ),
+        pytest.param(
+            _deployment({"app": "chat"}, SERVING),
+            {**_deployment({"app": "chat", "tier": "gold"}, SERVING)},
+            _full(_deployment({"app": "chat"}, SERVING)),
+            id="an object written before the record gets it, and keeps what it cannot know",
+        ),
+        pytest.param(
+            _deployment({"app": "chat"}, SERVING),
+            _unreadable(_live(_deployment({"app": "chat", "tier": "gold"}, SERVING))),
+            _full(_deployment({"app": "chat"}, SERVING)),
+            id="an unreadable record reads as none",
+        ),
+    ],
+)
+def test_a_write_removes_what_the_last_one_wrote_and_this_one_does_not(
+    desired: dict[str, Any], existing: dict[str, Any], expected: dict[str, Any] | None
+) -> None:
+    assert patch_to_apply(desired, existing) == expected
+
+
+def test_the_record_is_a_digest_and_the_key_tree() -> None:
+    record = recorded(_deployment({"app": "chat"}, SERVING))["metadata"]["annotations"][APPLIED]
+    assert json.loads(record) == {
+        "digest": json.loads(record)["digest"],
+        "keys": {
+            "metadata": {"labels": {"app": 1}},
+            "spec": {"replicas": 1, "template": {"spec": {"containers": 1}}},
+        },
+    }
+    assert len(json.loads(record)["digest"]) == 16
+    changed = recorded(_deployment({"app": "chat"}, {"containers": [{"name": "c"}]}))
+    assert changed["metadata"]["annotations"][APPLIED] != record

@@ -53,6 +53,36 @@ def test_a_limit_taken_out_of_the_runtime_leaves_the_workload(cluster, namespace
     converged(cluster, namespace)
 
 
+def test_what_the_runtime_no_longer_renders_leaves_the_workload_and_nothing_else(
+    cluster, namespace, operator
+):
+    pinned = runtime(namespace, labels={"tier": "gold"}, nodeSelector={"gpu": "a100"})
+    seed(cluster, namespace, isvc(namespace))
+    cluster.apply(pinned)
+    eventually(lambda: "gpu" in _template(cluster, namespace)["spec"]["nodeSelector"])
+    cluster.plane.kubectl("label", "deployment", "chat-engine", "-n", namespace, "team=a")
+    converged(cluster, namespace)
+
+    cluster.apply(runtime(namespace))  # the label and the nodeSelector taken out
+
+    # The model's own key stays (S5.1): only the runtime's goes.
+    eventually(lambda: "gpu" not in _template(cluster, namespace)["spec"]["nodeSelector"])
+    deployment = cluster.stored(DEPLOYMENT, namespace, "chat-engine")
+    assert (
+        "tier" in deployment["metadata"]["labels"],
+        deployment["metadata"]["labels"]["team"],
+    ) == (
+        False,
+        "a",
+    )
+    assert "tier" not in deployment["spec"]["template"]["metadata"]["labels"]
+    converged(cluster, namespace)
+
+
+def _template(cluster, namespace: str) -> dict:
+    return cluster.stored(DEPLOYMENT, namespace, "chat-engine")["spec"]["template"]
+
+
 def test_deleting_the_selected_runtime_moves_to_the_next_one_then_to_none(
     cluster, namespace, operator
 ):

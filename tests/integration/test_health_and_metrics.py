@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import aiohttp
 import pytest
 
@@ -10,6 +12,7 @@ from tests.integration.observing import MODEL_STORAGE, RUNNER, seed, settle, sta
 from tests.support.kube_access import apply_object, eventually
 
 LLAMA = model_manifest("llama", storage=MODEL_STORAGE)
+RACE = "Object exists but is not in the watch cache yet; retrying"
 
 
 async def test_liveness_answers_with_the_queue_probe(kube, operator):
@@ -40,7 +43,8 @@ async def test_liveness_answers_with_the_queue_probe(kube, operator):
         ),
     ],
 )
-async def test_reconciles_are_counted(kube, operator, runtime, isvcs, selections, modes):
+async def test_reconciles_are_counted(kube, operator, caplog, runtime, isvcs, selections, modes):
+    caplog.set_level(logging.INFO, logger="ome_operator")
     await seed(kube, operator, runtime, LLAMA)
     for isvc in isvcs:
         await apply_object(kube, isvc)
@@ -51,9 +55,13 @@ async def test_reconciles_are_counted(kube, operator, runtime, isvcs, selections
 
     successes = operator.metric("ome_inferenceservice_reconcile_total", result="success")
     assert successes >= len(isvcs)
-    assert operator.metric("ome_inferenceservice_reconcile_total", result="error") == 0
+    # The only failed passes: a pass that ran before the watch delivered what the last one
+    # created, and was refused it (409 AlreadyExists; retried). Rare, and only under load.
+    races = sum(r.getMessage() == RACE for r in caplog.records)
+    assert operator.metric("ome_inferenceservice_reconcile_total", result="error") == races
     assert operator.metric("ome_inferenceservice_reconcile_total", result="parked") == 0
-    # Every successful pass auto-selected once, in the runtime's scope.
+    # Every pass auto-selected once, in the runtime's scope.
+    successes += races
     selected = {
         scope: operator.metric(
             "ome_runtime_selection_total", source="controller", outcome="selected", scope=scope

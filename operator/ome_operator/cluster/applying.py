@@ -3,10 +3,21 @@
 Writes are level-triggered and idempotent: an object whose desired fields already hold is not
 touched, and an unchanged status is not written, so a re-reconcile with nothing new makes no
 write at all.
+
+What the operator stops rendering leaves its objects. Each object it writes carries the
+annotation ``ome.io/applied``: a digest of what was written and the tree of its map keys
+(through maps, down to lists and values). A key the last write had and this one lacks is
+removed (a null in the merge patch); a changed digest alone (a field taken out of a list item,
+such as a container's ``command``) sends the lists whole, which the patch replaces. Fields the
+server defaults or other controllers add were never in the tree, so they are left alone. An
+object written before this annotation existed gets it with one patch (in its metadata: no
+rollout); a key it dropped before then stays.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,12 +26,18 @@ from kubernetes.utils import parse_quantity
 from .api import KubeApi
 
 __all__ = [
+    "APPLIED",
     "apply_object",
     "is_subset",
     "merge_patch_between",
     "owner_reference",
+    "patch_to_apply",
+    "recorded",
     "with_owner",
 ]
+
+#: The annotation recording what the operator last wrote on an object (see the module's text).
+APPLIED = "ome.io/applied"
 
 #: Maps the operator owns whole: keys it no longer renders are removed, not left behind.
 _OWNED_MAPS = (("spec", "selector"), ("spec", "selector", "matchLabels"))
@@ -156,9 +173,74 @@ def _removals(desired: Mapping[str, Any], existing: Mapping[str, Any]) -> list[t
     return found
 
 
-def _patch_for(desired: Mapping[str, Any], existing: Mapping[str, Any]) -> dict[str, Any]:
+def _key_tree(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The map keys of ``obj``: a nested map down to lists, values and empty maps (``1``)."""
+    return {k: _key_tree(v) if isinstance(v, Mapping) and v else 1 for k, v in obj.items()}
+
+
+#: Metadata a write always carries the same way (the owner reference is compared as it is):
+#: left out of the record, so that it is the same for every owner of the same spec.
+_UNRECORDED_METADATA = ("name", "namespace", "ownerReferences")
+
+
+def _record_of(desired: Mapping[str, Any]) -> str:
+    metadata = {k: v for k, v in desired["metadata"].items() if k not in _UNRECORDED_METADATA}
+    body = {
+        **{k: v for k, v in desired.items() if k not in ("apiVersion", "kind")},
+        "metadata": metadata,
+    }
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    record = {"digest": digest, "keys": _key_tree(body)}
+    return json.dumps(record, sort_keys=True, separators=(",", ":"))
+
+
+def recorded(desired: Mapping[str, Any]) -> dict[str, Any]:
+    """``desired`` with its ``ome.io/applied`` annotation: what a write of it records."""
+    metadata = dict(desired["metadata"])
+    annotations = {
+        k: v for k, v in (metadata.pop("annotations", None) or {}).items() if k != APPLIED
+    }
+    if annotations:
+        metadata["annotations"] = annotations
+    record = _record_of({**desired, "metadata": metadata})
+    metadata["annotations"] = {**annotations, APPLIED: record}
+    return {**desired, "metadata": metadata}
+
+
+def _last_keys(existing: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The key tree the last write recorded on ``existing`` (empty when none or unreadable)."""
+    text = ((existing.get("metadata") or {}).get("annotations") or {}).get(APPLIED)
+    try:
+        keys = json.loads(text)["keys"] if isinstance(text, str) else {}
+    except (ValueError, TypeError, KeyError):
+        return {}
+    return keys if isinstance(keys, Mapping) else {}
+
+
+def _dropped(
+    keys: Mapping[str, Any], desired: Any, existing: Any, path: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
+    """Paths the last write had (``keys``) that ``desired`` no longer has and ``existing``
+    still holds: the topmost missing key of each."""
+    if not isinstance(desired, Mapping) or not isinstance(existing, Mapping):
+        return []
+    found: list[tuple[str, ...]] = []
+    for key, below in keys.items():
+        if key not in existing:
+            continue
+        if key not in desired:
+            found.append((*path, key))
+        elif isinstance(below, Mapping):
+            found.extend(_dropped(below, desired[key], existing[key], (*path, key)))
+    return found
+
+
+def _patch_for(
+    desired: Mapping[str, Any], existing: Mapping[str, Any], removals: list[tuple[Any, ...]]
+) -> dict[str, Any]:
     patch = {key: value for key, value in desired.items() if key not in ("apiVersion", "kind")}
-    for *path, key in _removals(desired, existing):
+    for *path, key in removals:
         target = patch
         for part in path:
             target[part] = dict(target[part])
@@ -167,14 +249,28 @@ def _patch_for(desired: Mapping[str, Any], existing: Mapping[str, Any]) -> dict[
     return patch
 
 
+def patch_to_apply(
+    desired: Mapping[str, Any], existing: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The merge patch that makes ``existing`` what the operator renders now (``desired``, with
+    its record): what differs, and a null for each key it rendered last time and no longer
+    does; None when ``existing`` already is that."""
+    desired = recorded(desired)
+    removals = _removals(desired, existing)
+    removals += [p for p in _dropped(_last_keys(existing), desired, existing) if p not in removals]
+    if is_subset(desired, existing) and not removals:
+        return None
+    return _patch_for(desired, existing, removals)
+
+
 def apply_object(
     api: KubeApi, desired: Mapping[str, Any], existing: Mapping[str, Any] | None
 ) -> dict[str, Any] | None:
-    """Create ``desired``, or patch the existing object where it differs; None when untouched."""
+    """Create ``desired``, or patch the existing object (``patch_to_apply``); None when
+    untouched. Either write records ``ome.io/applied``."""
     if existing is None:
         # A 409 means the watch has not delivered the object yet: the ApiError retries the pass
         # with backoff, by when the cache holds it (no GET: the operator reads only watches).
-        return api.create(desired)
-    if is_subset(desired, existing) and not _removals(desired, existing):
-        return None
-    return api.merge_patch(desired, _patch_for(desired, existing))
+        return api.create(recorded(desired))
+    patch = patch_to_apply(desired, existing)
+    return None if patch is None else api.merge_patch(desired, patch)
