@@ -16,7 +16,7 @@ LOG_FIELDS = {
     "namespace", "inferenceService", "inferenceReplica", "component", "kind", "resource",
     "model", "secret", "validatingWebhookConfiguration", "webhooks", "path", "identity",
     # what happened
-    "error", "status", "retryIn", "because", "created", "deleted", "leaderWorkerSet",
+    "error", "status", "retryIn", "because", "created", "adopted", "deleted", "leaderWorkerSet",
     # the runtime a pass selected
     "runtime", "score", "isCluster",
 }  # fmt: skip

@@ -6,6 +6,7 @@ an unchanged status is not written again, and only pods it controls are found.""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
@@ -13,9 +14,9 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from ome_operator.cluster.api import KubeApi
-from ome_operator.cluster.applying import with_owner
+from ome_operator.cluster.applying import owner_reference, with_owner
 from ome_operator.controller.owned import OwnedObjects
-from ome_operator.controller.replicas import ReplicaController, controlling_replica
+from ome_operator.controller.replicas import ReplicaController, controlling_replica, orphaned_for
 from ome_operator.core.rendering import render_instance_pods
 from tests.core.instances.replicas import replica_of
 from tests.integration.observing import requests
@@ -139,3 +140,80 @@ async def test_a_replica_edited_out_of_shape_is_logged_and_left(kube, api, caplo
 )
 def test_a_pod_belongs_to_the_replica_that_controls_it(references, expected):
     assert controlling_replica({"metadata": {"ownerReferences": references}}) == expected
+
+
+def _orphan(labels: dict[str, str], **metadata: Any) -> dict[str, Any]:
+    return {"metadata": {"labels": labels, **metadata}}
+
+
+CHAT_ENGINE = {"ome.io/inferenceservice": "chat", "component": "engine"}
+
+
+@pytest.mark.parametrize(
+    ("pod", "expected"),
+    [
+        pytest.param(_orphan(CHAT_ENGINE), True, id="no owner, labelled for it: adopted"),
+        pytest.param(
+            _orphan(CHAT_ENGINE, ownerReferences=[{"kind": "Node", "name": "n"}]),
+            True,
+            id="an owner that is no controller is kept beside it",
+        ),
+        pytest.param(
+            _orphan(CHAT_ENGINE, ownerReferences=[{"kind": "ReplicaSet", "controller": True}]),
+            False,
+            id="another controller's pod is never taken",
+        ),
+        pytest.param(
+            _orphan(CHAT_ENGINE, deletionTimestamp="2026-01-01T00:00:00Z"),
+            False,
+            id="a pod going away is not adopted",
+        ),
+        pytest.param(
+            _orphan({**CHAT_ENGINE, "component": "decoder"}),
+            False,
+            id="labelled for another InferenceReplica",
+        ),
+        pytest.param(_orphan({}), False, id="no labels: nothing says whose it is"),
+    ],
+)
+def test_an_orphan_is_adopted_only_by_the_replica_its_labels_name(pod, expected):
+    assert orphaned_for(pod, "chat-engine") is expected
+
+
+async def _orphaned_pod(kube, controller: ReplicaController) -> dict[str, Any]:
+    """The pod of Instance 0, made without an owner (as ``--cascade=orphan`` leaves it) and
+    shown by the watch."""
+    replica = controller.replicas.named(*KEY)
+    pod = await apply_object(kube, render_instance_pods(replica, 0)[0])
+    controller.pods._change(pod, deleted=False, report=False)
+    return pod
+
+
+async def test_an_orphaned_pod_is_adopted_not_created_again(kube, api):
+    controller = await controller_with(kube, api, replica_of())
+    replica = controller.replicas.named(*KEY)
+    pod = await _orphaned_pod(kube, controller)
+    mark = len(list(kube))
+    assert await controller.process(KEY) is False
+    assert pod_writes(kube, mark) == ["PATCH chat-engine-0-default-0"]
+    (stored,) = kube_pods(kube)
+    assert (stored["metadata"]["uid"], stored["metadata"]["ownerReferences"]) == (
+        pod["metadata"]["uid"],
+        [owner_reference(replica)],
+    )
+    await asyncio.sleep(0)  # the answer reaches the cache on the loop
+    assert list(controller.pods.owned_by(*KEY)) == ["chat-engine-0-default-0"]
+
+
+async def test_no_pod_is_adopted_by_a_replica_the_server_no_longer_has(kube, api, caplog):
+    caplog.set_level(logging.INFO, logger="ome_operator")
+    controller = await controller_with(kube, api, replica_of())
+    cached = controller.replicas.named(*KEY)
+    gone = {**cached, "metadata": {**cached["metadata"], "uid": "a-replica-deleted-since"}}
+    controller.owned.caches["InferenceReplica"]._change(gone, deleted=False, report=False)
+    await _orphaned_pod(kube, controller)
+    mark = len(list(kube))
+    assert await controller.process(KEY) is False
+    assert pod_writes(kube, mark) == []
+    assert "ownerReferences" not in kube_pods(kube)[0]["metadata"]
+    assert "InferenceReplica is being deleted; its pods are not adopted" in caplog.messages

@@ -216,6 +216,36 @@ def test_a_deleted_worker_recreates_its_whole_instance(cluster, namespace, opera
     assert sorted(pods(cluster, namespace)) == MULTI
 
 
+def test_pods_orphaned_by_their_replica_are_adopted_by_the_next_one(cluster, namespace, operator):
+    seed(cluster, namespace, isvc(namespace, deploymentMode="OMENative", engine=LEADER_WORKER))
+    first = eventually(
+        lambda: (found := pods(cluster, namespace)) and sorted(found) == MULTI and found
+    )
+    old = cluster.stored(REPLICA, namespace, "chat-engine")
+    converged(cluster, namespace)
+
+    cluster.plane.kubectl(
+        "delete", "inferencereplica", "chat-engine", "-n", namespace, "--cascade=orphan"
+    )
+
+    def adopted() -> dict[str, Any] | None:  # by the InferenceReplica the operator made again
+        replica = cluster.get(REPLICA, namespace, "chat-engine")
+        if replica is None or replica["metadata"]["uid"] == old["metadata"]["uid"]:
+            return None
+        found = pods(cluster, namespace)
+        uids = {
+            ref["uid"] for p in found.values() for ref in p["metadata"].get("ownerReferences", [])
+        }
+        return found if uids == {replica["metadata"]["uid"]} else None
+
+    second = eventually(adopted)
+    assert {n: p["metadata"]["uid"] for n, p in second.items()} == {
+        n: p["metadata"]["uid"] for n, p in first.items()
+    }  # the same pods: none deleted, none made twice
+    converged(cluster, namespace)
+    assert sorted(pods(cluster, namespace)) == MULTI
+
+
 def test_a_failed_pod_recreates_its_instance(cluster, namespace, operator):
     seed(cluster, namespace, isvc(namespace, deploymentMode="OMENative"))
     eventually(lambda: sorted(pods(cluster, namespace)) == ["chat-engine-0-default-0"])

@@ -1,6 +1,6 @@
 """Least privilege, proven on the audit log: a full run (start-up with no certificate, every mode,
-changes, removed components, events, a renewal) is refused nothing, and uses every grant of the
-shipped ClusterRole and Role."""
+changes, removed components, events, adoptions, a renewal) is refused nothing, and uses every
+grant of the shipped ClusterRole and Role."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tests.support.installed_cluster import (
     DEPLOYMENT,
     EVENT,
     ISVC,
+    REPLICA,
     ROOT,
     SECRET,
     Cluster,
@@ -82,6 +83,15 @@ def _pod_progress(cluster: Cluster, namespace: str, name: str) -> tuple[str | No
     return gate, pod["metadata"]["labels"]["ome.io/instance-incarnation"]
 
 
+def _adopted(cluster: Cluster, namespace: str, pod: str, old_owner: str) -> bool:
+    replica = cluster.get(REPLICA, namespace, "native-engine")
+    found = cluster.get(POD, namespace, pod)
+    if replica is None or found is None or replica["metadata"]["uid"] == old_owner:
+        return False
+    refs = found["metadata"].get("ownerReferences") or []
+    return [ref["uid"] for ref in refs] == [replica["metadata"]["uid"]]
+
+
 def _expire_the_certificate(cluster: Cluster) -> None:
     old = issue_certificate(
         webhook_hosts(RunOptions()),
@@ -124,6 +134,13 @@ def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace):
         # An object without its owner reference is adopted, after a read of the owner.
         cluster.patch(DEPLOYMENT, namespace, "raw-engine", {"metadata": {"ownerReferences": None}})
         eventually(lambda: owners(cluster.stored(DEPLOYMENT, namespace, "raw-engine")) != [])
+        # So are the pods of an InferenceReplica deleted with --cascade=orphan, by the one the
+        # InferenceService controller makes again (after a read of it).
+        old = cluster.stored(REPLICA, namespace, "native-engine")["metadata"]["uid"]
+        cluster.plane.kubectl(
+            "delete", "inferencereplica", "native-engine", "-n", namespace, "--cascade=orphan"
+        )
+        eventually(lambda: _adopted(cluster, namespace, pod, old))
         for name in ("raw", "native", "multi"):  # labels patch each object; the decoder goes
             cluster.plane.kubectl("label", "isvc", name, "-n", namespace, "team=a")
             cluster.patch(ISVC, namespace, name, {"spec": {"decoder": None}})

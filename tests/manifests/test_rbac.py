@@ -24,11 +24,12 @@ CLUSTER_ROLE = {
     ("ome.io", "inferenceservices/status", "patch", None),
     ("ome.io", "inferenceservices/finalizers", "update", None),
     *[("ome.io", "inferencereplicas", verb, None) for verb in WORKLOAD],
+    ("ome.io", "inferencereplicas", "get", None),  # read before its pods are adopted
     *[("apps", "deployments", verb, None) for verb in WORKLOAD],
     *[("", "services", verb, None) for verb in WORKLOAD],
     *[("policy", "poddisruptionbudgets", verb, None) for verb in WORKLOAD],
     *[("leaderworkerset.x-k8s.io", "leaderworkersets", verb, None) for verb in WORKLOAD],
-    *[("", "pods", verb, None) for verb in ("list", "watch", "create", "delete")],
+    *[("", "pods", verb, None) for verb in ("list", "watch", "create", "patch", "delete")],
     ("", "pods/status", "patch", None),  # the ome.io/serving condition
     ("ome.io", "inferencereplicas/status", "patch", None),
     ("ome.io", "inferencereplicas/finalizers", "update", None),  # pods block its deletion

@@ -6,8 +6,12 @@ cache (it listens to their changes), and a watch of its own over the OMENative p
 ``ome.io/managed-by=OMENative``), found by the InferenceReplica that controls them. Each pass asks
 the pure core (``core.instances.plan_instances``) what to do, then writes, in a worker thread:
 pods created (with an owner reference to the InferenceReplica), pods deleted (only the pod of
-that uid), the ``ome.io/serving`` condition of pods (``pods/status``), and the InferenceReplica's
-status when it differs. A pod it created counts as there until the watch shows it
+that uid), the ``ome.io/serving`` condition of pods (``pods/status``), and the
+InferenceReplica's status when it differs. A pod it would create that exists already with no
+controller, labelled for this InferenceReplica (left behind by an InferenceReplica deleted with
+``--cascade=orphan``, which the InferenceService controller then made again), is adopted
+instead: its owner reference set, after a read of the InferenceReplica itself shows it is not
+being deleted. A pod it created counts as there until the watch shows it
 (``EXPECTATION_SECONDS`` at most), so a pass in between does not create it again; a create
 refused because the pod exists, or a delete of a pod gone or replaced, is no failure: pod names
 are the Instances' identity, so no pod is ever made twice. Answers go to the caches on the
@@ -25,18 +29,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cluster.api import KubeApi
-from ..cluster.applying import with_owner
+from ..cluster.applying import owner_reference, with_owner
 from ..cluster.errors import ApiError, Conflict, NotFound
 from ..cluster.resources import resource_named
 from ..core.instances import InstancePlan, plan_instances
 from ..core.rendering.instance_pods import SERVING_GATE
-from ..core.rendering.metadata import MANAGED_BY
+from ..core.rendering.metadata import MANAGED_BY, OWNER_LABEL
+from ..core.rendering.naming import component_name
 from ..metrics import Metrics
 from .owned import KindCache, OwnedObjects
 from .queue import Backoff, WorkQueue
 from .watches import Watched, Watches, object_key
 from .workers import DRAIN_SECONDS, Workers
-from .writing import now
+from .writing import OwnerGoing, now, recheck_owner
 
 __all__ = ["EXPECTATION_SECONDS", "POD_SELECTOR", "ReplicaController", "controlling_replica"]
 
@@ -57,6 +62,21 @@ def controlling_replica(pod: Mapping[str, Any]) -> str | None:
         if reference.get("controller") and reference.get("kind") == "InferenceReplica":
             return reference.get("name")
     return None
+
+
+def orphaned_for(pod: Mapping[str, Any], replica: str) -> bool:
+    """Whether ``pod`` has no controller, is not going, and its labels name the InferenceReplica
+    ``replica`` (``<isvc>-<component>``): one to adopt rather than to create again."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    isvc, component = labels.get(OWNER_LABEL), labels.get("component")
+    return (
+        not any(r.get("controller") for r in meta.get("ownerReferences") or [])
+        and not meta.get("deletionTimestamp")
+        and isinstance(isvc, str)
+        and isinstance(component, str)
+        and component_name(isvc, component) == replica
+    )
 
 
 class ReplicaController:
@@ -182,7 +202,8 @@ class ReplicaController:
             )
             return False
         written = _Written()
-        failed = await asyncio.to_thread(self._write, key, replica, plan, written)
+        orphans = self._orphans(key, plan)
+        failed = await asyncio.to_thread(self._write, key, replica, plan, orphans, written)
         self._took(key, written)
         if self.metrics is not None:
             self.metrics.record_replica_pass(failed)
@@ -199,6 +220,16 @@ class ReplicaController:
         if not expected:
             self._expected.pop(key, None)
         return [*seen.values(), *(body for body, _ in expected.values())]
+
+    def _orphans(self, key: Key, plan: InstancePlan) -> dict[str, dict[str, Any]]:
+        """The pods ``plan`` would create that the watch shows orphaned for this replica."""
+        found = {}
+        for pod in plan.create:
+            name = pod["metadata"]["name"]
+            held = self.pods.named(key[0], name)
+            if held is not None and orphaned_for(held, key[1]):
+                found[name] = held
+        return found
 
     def _took(self, key: Key, written: _Written) -> None:
         """After a pass, on the event loop: what its writes answered goes to the caches."""
@@ -217,16 +248,29 @@ class ReplicaController:
             self.owned.wrote(written.status, by=self._replica_changed)
 
     def _write(
-        self, key: Key, replica: Mapping[str, Any], plan: InstancePlan, written: _Written
+        self,
+        key: Key,
+        replica: Mapping[str, Any],
+        plan: InstancePlan,
+        orphans: Mapping[str, Mapping[str, Any]],
+        written: _Written,
     ) -> bool:
         """The pass's writes, in a worker thread; ``written`` collects the answers."""
         api = self.api_factory()
         try:
-            self._write_pods(api, replica, plan, written)
+            if orphans:
+                recheck_owner(api, replica)
+            self._write_pods(api, replica, plan, orphans, written)
             for name, serving in plan.serving:
                 self._set_serving(api, replica, name, serving, written)
             if plan.status != (replica.get("status") or {}):
                 written.status = api.merge_patch(replica, {"status": plan.status}, "status")
+        except OwnerGoing:  # its deletion event ends this; its orphans stay orphans
+            logger.info(
+                "InferenceReplica is being deleted; its pods are not adopted",
+                extra={"namespace": key[0], "inferenceReplica": key[1]},
+            )
+            return False
         except ApiError as exc:
             if "NamespaceTerminating" in exc.causes:
                 self._terminating.add(key[0])  # its InferenceReplicas go with it
@@ -244,12 +288,22 @@ class ReplicaController:
         return False
 
     def _write_pods(
-        self, api: KubeApi, replica: Mapping[str, Any], plan: InstancePlan, written: _Written
+        self,
+        api: KubeApi,
+        replica: Mapping[str, Any],
+        plan: InstancePlan,
+        orphans: Mapping[str, Mapping[str, Any]],
+        written: _Written,
     ) -> None:
         namespace = (replica.get("metadata") or {}).get("namespace")
-        created, deleted = [], []
+        created, adopted, deleted = [], [], []
         try:
             for pod in plan.create:
+                orphan = orphans.get(pod["metadata"]["name"])
+                if orphan is not None:
+                    written.patched.append(_adopt(api, orphan, replica))
+                    adopted.append(pod["metadata"]["name"])
+                    continue
                 try:
                     written.created.append(api.create(with_owner(pod, replica)))
                 except Conflict as exc:
@@ -263,13 +317,14 @@ class ReplicaController:
                     api.delete(pod, uid=ref.uid)
                 deleted.append(ref.name)
         finally:
-            if created or deleted:
+            if created or adopted or deleted:
                 logger.info(
                     "Instance pods written",
                     extra={
                         "namespace": namespace,
                         "inferenceReplica": (replica.get("metadata") or {}).get("name"),
                         "created": created,
+                        "adopted": adopted,
                         "deleted": deleted,
                     },
                 )
@@ -288,6 +343,17 @@ class ReplicaController:
         patch = {"status": {"conditions": [{**gate, "lastTransitionTime": now()}]}}
         with contextlib.suppress(NotFound):  # gone meanwhile
             written.patched.append(api.strategic_merge_patch(pod, patch, "status"))
+
+
+def _adopt(api: KubeApi, pod: Mapping[str, Any], replica: Mapping[str, Any]) -> dict[str, Any]:
+    """Set ``replica`` as the controller of the orphan ``pod`` (only while it is this very pod:
+    its uid is in the patch), keeping its other owner references."""
+    meta = pod.get("metadata") or {}
+    others = [r for r in meta.get("ownerReferences") or [] if not r.get("controller")]
+    patch = {
+        "metadata": {"uid": meta.get("uid"), "ownerReferences": [*others, owner_reference(replica)]}
+    }
+    return api.merge_patch(pod, patch)
 
 
 @dataclass

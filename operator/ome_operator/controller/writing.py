@@ -48,7 +48,7 @@ def now() -> str:
 
 
 class OwnerGoing(Exception):
-    """The InferenceService is gone or being deleted, though the watch has not said so yet."""
+    """The owner is gone or being deleted, though the watch has not said so yet."""
 
 
 def _owned_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
@@ -57,12 +57,12 @@ def _owned_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     return any(ref.get("uid") == uid for ref in refs)
 
 
-def _recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
-    """Before adopting an object (it lacks our owner reference), read the InferenceService
-    itself, not the cache: the garbage collector removes owner references of an owner being
-    deleted with ``--cascade=orphan``, and its watch event may come before the owner's; an
-    adoption then would have the collector delete what it just orphaned. As client-go's
-    ``RecheckDeletionTimestamp`` does."""
+def recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
+    """Before adopting an object (it lacks our owner reference), read the owner (an
+    InferenceService, an InferenceReplica) itself, not the cache: the garbage collector removes
+    owner references of an owner being deleted with ``--cascade=orphan``, and its watch event
+    may come before the owner's; an adoption then would have the collector delete what it just
+    orphaned. As client-go's ``RecheckDeletionTimestamp`` does."""
     try:
         fresh = api.get(owner)
     except NotFound:
@@ -184,7 +184,7 @@ class PlanWriter:
         for obj in plan.apply:
             current = existing.get((obj["kind"], obj["metadata"]["name"]))
             if current is not None and not _owned_by(current, body):
-                _recheck_owner(api, body)
+                recheck_owner(api, body)
             try:
                 self.apply(api, key, with_owner(obj, body), current)
             except ApiError as exc:  # say which object: the server's text may not
