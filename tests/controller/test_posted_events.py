@@ -7,9 +7,11 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry
 
 from ome_operator.cluster.api import KubeApi
+from ome_operator.cluster.errors import Conflict
 from ome_operator.controller.running import Controller
 from ome_operator.core.operator_config import OperatorConfig
 from ome_operator.core.plans import Event
+from ome_operator.core.rendering.events import once_name
 from ome_operator.metrics import Metrics
 
 KEY = ("default", "chat")
@@ -73,3 +75,33 @@ def test_runtime_not_found_is_posted_once_until_its_status_is_written_then_forgo
     assert api.posted == [("1", "RuntimeNotFound"), ("2", "RuntimeNotFound")]
     assert remembered == {KEY: (2, {(NOT_FOUND.reason, NOT_FOUND.message)})}
     assert writer.posted == {KEY: (2, {(NOT_FOUND.reason, NOT_FOUND.message)})}
+
+
+class _Server(_Api):
+    """Events kept by name, as the API server keeps them: a second create of a name is
+    refused as AlreadyExists."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str | None] = []
+
+    def create(self, obj):  # type: ignore[override]
+        name = obj["metadata"].get("name")
+        if name is not None and name in self.names:
+            raise Conflict(409, f'events "{name}" already exists', "AlreadyExists")
+        self.names.append(name)
+        return super().create(obj)
+
+
+def test_a_restarted_operator_posts_no_duplicate_of_a_generation_s_event() -> None:
+    server = _Server()
+    for _ in range(2):  # the operator, then the same after a restart: it remembers nothing
+        writer = _controller().writer
+        writer.post(server, KEY, _isvc(1), ADVISORY)
+        writer.post(server, KEY, _isvc(1), NOT_FOUND)
+    assert server.posted == [
+        ("1", "RuntimeCompatibilityAdvisory"),
+        ("1", "RuntimeNotFound"),
+        ("1", "RuntimeNotFound"),  # the status says whether it was posted: the core decides
+    ]
+    assert server.names == [once_name(_isvc(1), ADVISORY), None, None]

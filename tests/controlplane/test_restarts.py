@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.builders import entry
 from tests.controlplane.conftest import start_operator
-from tests.controlplane.scenarios import admitted, converged, isvc, owned, seed, status
-from tests.support.installed_cluster import ISVC, eventually
+from tests.controlplane.scenarios import admitted, converged, isvc, owned, runtime, seed, status
+from tests.support.installed_cluster import EVENT, ISVC, WRITE_VERBS, eventually
 
 pytestmark = pytest.mark.controlplane
 
@@ -30,16 +31,26 @@ def test_the_operator_carries_on_after_an_api_server_restart(cluster, namespace,
     assert cluster.quiet_writes(namespace, 3.0) == []
 
 
+def _advisories(cluster, namespace: str) -> list[dict]:
+    return [e for e in cluster.list(EVENT, namespace) if e["involvedObject"]["name"] == "advised"]
+
+
 def test_a_restarted_operator_writes_nothing_over_a_converged_cluster(cluster, namespace):
+    onnx = runtime(namespace, "onnx")
+    onnx["spec"]["supportedModelFormats"] = [entry("onnx")]
     first = start_operator(cluster, "before-restart")
     try:
+        cluster.apply(onnx)
         seed(
             cluster,
             namespace,
             isvc(namespace),
             isvc(namespace, "native", deploymentMode="OMENative"),
+            # A named runtime that does not declare the model's format: an advisory event.
+            isvc(namespace, "advised", runtime={"name": "onnx", "kind": "ServingRuntime"}),
         )
         eventually(lambda: len(owned(cluster, namespace, "native")) == 5)
+        eventually(lambda: _advisories(cluster, namespace))
         converged(cluster, namespace)
     finally:
         assert first.stop() == 0
@@ -48,6 +59,14 @@ def test_a_restarted_operator_writes_nothing_over_a_converged_cluster(cluster, n
     second = start_operator(cluster, "after-restart")
     try:
         assert cluster.quiet_writes(namespace, 5.0) == []
-        assert cluster.operator_writes(mark, namespace) == []
+        # The restarted operator remembers no event it posted: it posts the advisory of that
+        # generation again, under the same name, and the server refuses it as a duplicate.
+        refused = [
+            (r["verb"], r["objectRef"]["resource"], r["responseStatus"]["code"])
+            for r in cluster.operator_requests(mark, WRITE_VERBS)
+            if (r.get("objectRef") or {}).get("namespace") == namespace
+        ]
+        assert refused == [("create", "events", 409)]
+        assert len(_advisories(cluster, namespace)) == 1
     finally:
         assert second.stop() == 0

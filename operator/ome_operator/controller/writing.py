@@ -20,10 +20,10 @@ from typing import Any
 
 from ..cluster.api import KubeApi
 from ..cluster.applying import apply_object, merge_patch_between, with_owner
-from ..cluster.errors import ApiError, NotFound
+from ..cluster.errors import ApiError, Conflict, NotFound
 from ..core.conditions import RECONCILE_FAILED, failed_status
 from ..core.plans import Event, LogRecord, ReconcilePlan
-from ..core.rendering.events import event_about
+from ..core.rendering.events import event_about, once_name
 from .owned import OwnedObjects
 
 __all__ = ["Echoes", "OwnerGoing", "PlanWriter", "identity_of", "now"]
@@ -233,7 +233,12 @@ class PlanWriter:
 
     def post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
         """Post ``event`` unless this generation already did (OPEN-09); a RuntimeNotFound is
-        remembered across generations until the status that records it is written."""
+        remembered across generations until the status that records it is written.
+
+        Every event but RuntimeNotFound (which follows its condition's transitions, S8.3, and
+        the status tells a restarted operator whether it was posted) has one name per
+        generation and message (``once_name``), so a restarted operator, which remembers
+        nothing, posts no duplicate: the server refuses it as AlreadyExists."""
         meta = body["metadata"]
         generation, posted = self.posted.get(key, (None, set()))
         if generation != meta.get("generation"):  # older decisions can never repeat: forget
@@ -243,7 +248,12 @@ class PlanWriter:
         identity = (event.reason, event.message)
         if identity in posted:
             return
-        api.create(event_about(body, event, now()))
+        name = None if event.reason == _NOT_FOUND else once_name(body, event)
+        try:
+            api.create(event_about(body, event, now(), name=name))
+        except Conflict as exc:
+            if exc.reason != "AlreadyExists":
+                raise
         posted.add(identity)
 
     def _recorded(self, key: Key) -> None:

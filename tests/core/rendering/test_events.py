@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ome_operator.core.plans import Event
-from ome_operator.core.rendering.events import event_about
+from ome_operator.core.rendering.events import event_about, once_name
 
 NOW = "2026-12-01T12:00:00Z"
 WARNING = Event("Warning", "RuntimeNotFound", "runtime x not found")
@@ -74,3 +74,33 @@ def expected(namespace: str, involved: dict) -> dict:
 )
 def test_an_event_is_rendered_about_its_object(obj: dict, event: dict) -> None:
     assert event_about(obj, WARNING, NOW) == event
+
+
+def _isvc(name: str = "chat", uid: str = "u1", generation: int = 1) -> dict:
+    return {"metadata": {"name": name, "namespace": "ns", "uid": uid, "generation": generation}}
+
+
+@pytest.mark.parametrize(
+    ("other", "same"),
+    [
+        pytest.param((_isvc(), WARNING), True, id="the same decision of a generation: one name"),
+        pytest.param((_isvc(generation=2), WARNING), False, id="another generation"),
+        pytest.param((_isvc(uid="u2"), WARNING), False, id="an InferenceService made again"),
+        pytest.param(
+            (_isvc(), Event("Warning", WARNING.reason, "another message")),
+            False,
+            id="another message",
+        ),
+    ],
+)
+def test_an_event_of_a_generation_has_one_name(other, same) -> None:
+    assert (once_name(_isvc(), WARNING) == once_name(*other)) is same
+
+
+def test_a_named_event_is_named_within_the_limit() -> None:
+    name = once_name(_isvc(name="x" * 253), WARNING)
+    assert (len(name), name[:237], len(once_name(_isvc(), WARNING))) == (253, "x" * 236 + ".", 21)
+    assert event_about(_isvc(), WARNING, NOW, name="chat.0123")["metadata"] == {
+        "name": "chat.0123",
+        "namespace": "ns",
+    }

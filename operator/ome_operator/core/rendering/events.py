@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 from ..plans import Event
 
-__all__ = ["EVENT_SOURCE", "event_about"]
+__all__ = ["EVENT_SOURCE", "event_about", "once_name"]
 
 #: ``source.component`` of every event the operator posts (OPEN-34).
 EVENT_SOURCE = "v1beta1Controllers"
 
 
-def event_about(obj: Mapping[str, Any], event: Event, now: str) -> dict[str, Any]:
+def once_name(obj: Mapping[str, Any], event: Event) -> str:
+    """The name of the one Event of ``event`` for this generation of ``obj`` (OPEN-09):
+    ``<name>.<digest of uid, generation, reason and message>``. A second post of it, by a
+    restarted operator, is refused as AlreadyExists instead of making a duplicate."""
+    meta = obj.get("metadata") or {}
+    what = f"{meta.get('uid')}\n{meta.get('generation')}\n{event.reason}\n{event.message}"
+    digest = hashlib.sha256(what.encode()).hexdigest()[:16]
+    return f"{str(meta.get('name'))[:236]}.{digest}"  # within 253 characters
+
+
+def event_about(
+    obj: Mapping[str, Any], event: Event, now: str, *, name: str | None = None
+) -> dict[str, Any]:
     """The Event object for ``event`` about ``obj`` (of a cluster-scoped object: in
-    ``default``, where kubectl describe looks for them)."""
+    ``default``, where kubectl describe looks for them), named ``name`` or generated."""
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace") or "default"
     involved = {
@@ -30,7 +43,11 @@ def event_about(obj: Mapping[str, Any], event: Event, now: str) -> dict[str, Any
     return {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"generateName": f"{meta.get('name')}.", "namespace": namespace},
+        "metadata": (
+            {"name": name, "namespace": namespace}
+            if name is not None
+            else {"generateName": f"{meta.get('name')}.", "namespace": namespace}
+        ),
         "involvedObject": {k: involved[k] for k in sorted(involved)},
         "reason": event.reason,
         "message": event.message,
