@@ -19,7 +19,7 @@ import pytest
 from tests.builders import entry, isvc_manifest, model_manifest, nested, runtime_manifest
 from tests.support.kube_access import apply_object, eventually
 from tests.support.kube_emulator import ApiServerLikeEmulator
-from tests.support.operator_run import RunningOperator
+from tests.support.operator_run import RunningOperator, running_operator
 
 NS = "default"
 UID = "705ab4f5-6393-11e8-b7cc-42010a800002"
@@ -708,3 +708,42 @@ async def test_every_review_is_counted_by_kind_operation_and_verdict(
         (("warning", "deployment_strategy"),): 1.0,
         (("warning", "does_not_declare_support"),): 1.0,
     }
+
+
+# --- an operator that watches some namespaces (run -n) ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        pytest.param(
+            isvc_manifest("svc", namespace="team-b", model=None),
+            allowed(),
+            id="an InferenceService of another namespace is not this operator's to deny",
+        ),
+        pytest.param(
+            runtime_manifest("sr", cluster=False, namespace="team-b", **_classes("nvidia-h100")),
+            allowed(),
+            id="nor is a ServingRuntime of another namespace",
+        ),
+        pytest.param(
+            isvc_manifest("svc", namespace="team-a", model=None),
+            denied("at least one of spec.model or spec.runtime must be set"),
+            id="an InferenceService of its namespace is reviewed",
+        ),
+        pytest.param(
+            runtime_manifest("csr", **_classes("nvidia-h100")),
+            denied(UNKNOWN + "[nvidia-h100]"),
+            id="a ClusterServingRuntime is always reviewed",
+        ),
+    ],
+)
+async def test_a_namespaced_operator_reviews_only_its_namespaces(
+    kube, kubeconfig, manifest, expected
+) -> None:
+    async with running_operator(namespaces=("team-a",)) as operator:
+        await answered(operator, admission_review(runtime_manifest("warm-up")))
+        before = samples(operator, REQUESTS)
+        assert await post_review(operator, admission_review(manifest)) == expected
+        counted = samples(operator, REQUESTS) != before
+        assert counted is (expected["allowed"] is False)

@@ -7,6 +7,10 @@ validated: a runtime's DELETE is reviewed only to warn which InferenceServices i
 malformed object is denied with the message that names its field and value. Each review is
 timed (``ome_webhook_request_duration_seconds``).
 
+An InferenceService or ServingRuntime of a namespace the operator does not watch (``run -n``) is
+admitted unreviewed and uncounted: its caches know nothing of that namespace, and another
+operator may serve it. ClusterServingRuntimes are always reviewed.
+
 An admitted runtime change is warned about from the controller's caches
 (``controller.runtime_changes``): the InferenceServices it moves (S16.6) and the runtimes it
 ties with (S16.7). That decision runs in a thread, from what was taken on the event loop; it
@@ -113,6 +117,12 @@ def _timed(kind: str, operation: str, memo: kopf.Memo) -> Iterator[None]:
         memo.controller.metrics.record_admission_duration(kind, operation, seconds)
 
 
+def _elsewhere(body: kopf.Body, memo: kopf.Memo) -> bool:
+    """Whether ``body`` is in a namespace this operator does not watch (``run -n``)."""
+    watched = memo.options.namespaces
+    return bool(watched) and (body.get("metadata") or {}).get("namespace") not in watched
+
+
 async def _caches(memo: kopf.Memo) -> Caches:
     """The controller's caches, once every watch has listed: a review never answers from a
     half-read cluster."""
@@ -154,7 +164,7 @@ def _parse(body: kopf.Body, kind: str, operation: str, memo: kopf.Memo) -> Any:
 async def validate_inference_service(
     body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
 ) -> None:
-    if operation not in _OPERATIONS:
+    if operation not in _OPERATIONS or _elsewhere(body, memo):
         return
     with _timed("InferenceService", operation, memo):
         caches = await _caches(memo)
@@ -215,6 +225,8 @@ async def _validate_runtime(
     memo: kopf.Memo,
     old: Any = None,
 ) -> None:
+    if kind == "ServingRuntime" and _elsewhere(body, memo):
+        return
     if operation == "DELETE":
         await _deletion_warnings(body, kind, warnings, memo)
         return
