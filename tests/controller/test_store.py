@@ -116,10 +116,29 @@ def _body() -> dict:
     return manifest | {"status": {}}
 
 
-def test_a_body_too_deep_to_pack_is_held_as_it_is_and_always_news() -> None:
-    store = InferenceServiceStore()
-    deep = isvc_manifest("chat", engine={"runner": {"x": nested(sys.getrecursionlimit() * 2)}})
+def _deep(levels: int = sys.getrecursionlimit() * 2, **status: Any) -> dict[str, Any]:
+    manifest = isvc_manifest("chat", engine={"runner": {"x": nested(levels)}})
+    return manifest | {"status": status} if status else manifest
 
-    assert (store.seen(KEY, deep), store.seen(KEY, deep)) == (True, True)
+
+def test_a_body_too_deep_to_pack_is_held_as_it_is() -> None:
+    store = InferenceServiceStore()
+    deep = _deep()
+
+    assert store.seen(KEY, deep) is True
     assert store.get(KEY) is deep
     assert store.resolution(KEY).spec.model.name == "llama"  # the runner is no part of it
+
+
+@pytest.mark.parametrize(
+    ("later", "news"),
+    [
+        pytest.param(_deep(), False, id="the same content again is not news"),
+        pytest.param(_deep(url="x"), False, id="nor is its status written (the echo)"),
+        pytest.param(_deep(sys.getrecursionlimit() * 2 + 1), True, id="a deeper runner is"),
+    ],
+)
+def test_a_body_too_deep_to_pack_is_news_only_when_its_content_changes(later, news) -> None:
+    store = InferenceServiceStore()
+    assert store.seen(KEY, _deep()) is True
+    assert store.seen(KEY, later) is news

@@ -14,7 +14,6 @@ InferenceService at once, without unpacking or parsing the whole.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -36,9 +35,42 @@ def _essence(body: Mapping[str, Any]) -> bytes:
     meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _VOLATILE}
     essence = {**{k: v for k, v in body.items() if k != "status"}, "metadata": meta}
     packed = pack(essence)
-    if not isinstance(packed, bytes):  # too deep to pickle (malformed): always news
-        return os.urandom(16)
+    if not isinstance(packed, bytes):  # too deep to pickle (malformed): walked with a loop
+        return _walked_digest(essence)
     return hashlib.blake2b(packed, digest_size=16).digest()
+
+
+class _Mark(NamedTuple):
+    """A token of ``_walked_digest``'s stack (a map key, or the end of a map or list)."""
+
+    text: bytes
+
+
+_END_MAP, _END_LIST = _Mark(b"}"), _Mark(b"]")
+
+
+def _walked_digest(obj: Any) -> bytes:
+    """A digest of a JSON value however deep, taken with a loop (no recursion): the same
+    content digests alike, so the echo of a status written on an object too deep to pickle
+    re-queues nothing."""
+    digest = hashlib.blake2b(digest_size=16)
+    stack: list[Any] = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Mark):
+            digest.update(item.text)
+        elif isinstance(item, Mapping):
+            digest.update(b"{")
+            stack.append(_END_MAP)
+            for key in reversed(list(item)):
+                stack.extend((item[key], _Mark(b"k" + repr(key).encode() + b":")))
+        elif isinstance(item, list):
+            digest.update(b"[")
+            stack.append(_END_LIST)
+            stack.extend(reversed(item))
+        else:
+            digest.update(repr(item).encode() + b",")
+    return digest.digest()
 
 
 def _same(one: Held, other: Held) -> bool:
