@@ -33,11 +33,13 @@ def api(kubeconfig: str) -> KubeApi:
     return KubeApi(k8s_client.ApiClient(configuration))
 
 
-async def controller_with(kube, api: KubeApi, replica: dict[str, Any]) -> ReplicaController:
+async def controller_with(
+    kube, api: KubeApi, replica: dict[str, Any], **options: Any
+) -> ReplicaController:
     """A controller whose InferenceReplica cache holds ``replica`` as the server stored it."""
     stored = await apply_object(kube, replica)
     owned = OwnedObjects()
-    controller = ReplicaController(lambda: api, owned)
+    controller = ReplicaController(lambda: api, owned, **options)
     owned.caches["InferenceReplica"]._change(stored, deleted=False, report=False)
     return controller
 
@@ -217,3 +219,35 @@ async def test_no_pod_is_adopted_by_a_replica_the_server_no_longer_has(kube, api
     assert pod_writes(kube, mark) == []
     assert "ownerReferences" not in kube_pods(kube)[0]["metadata"]
     assert "InferenceReplica is being deleted; its pods are not adopted" in caplog.messages
+
+
+_OWNER = {"apiVersion": "ome.io/v1beta1", "kind": "InferenceService", "name": "chat", "uid": "u1"}
+
+
+def _held(**metadata: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "chat", "namespace": "default", **metadata}}
+
+
+@pytest.mark.parametrize(
+    ("held", "writes"),
+    [
+        pytest.param(_held(uid="u1"), ["POST pods"], id="its InferenceService is there: a pass"),
+        pytest.param(None, [], id="its InferenceService is gone: the collector's now"),
+        pytest.param(
+            _held(uid="u1", deletionTimestamp="2026-01-01T00:00:00Z"),
+            [],
+            id="its InferenceService is being deleted",
+        ),
+        pytest.param(_held(uid="u2"), [], id="the InferenceService of that name is another"),
+    ],
+)
+async def test_a_replica_whose_inference_service_goes_is_left_to_the_collector(
+    kube, api, held, writes
+):
+    replica = replica_of()
+    replica["metadata"]["ownerReferences"] = [{**_OWNER, "controller": True}]
+    controller = await controller_with(
+        kube, api, replica, inference_service=lambda namespace, name: held
+    )
+    assert await controller.process(KEY) is False
+    assert pod_writes(kube) == writes

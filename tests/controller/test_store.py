@@ -116,7 +116,9 @@ def _body() -> dict:
     return manifest | {"status": {}}
 
 
-def _deep(levels: int = sys.getrecursionlimit() * 2, **status: Any) -> dict[str, Any]:
+def _deep(extra: int = 0, **status: Any) -> dict[str, Any]:
+    """An InferenceService too deep to pickle at the recursion limit in force when called."""
+    levels = sys.getrecursionlimit() * 2 + extra
     manifest = isvc_manifest("chat", engine={"runner": {"x": nested(levels)}})
     return manifest | {"status": status} if status else manifest
 
@@ -131,14 +133,15 @@ def test_a_body_too_deep_to_pack_is_held_as_it_is() -> None:
 
 
 @pytest.mark.parametrize(
-    ("later", "news"),
+    ("extra", "status", "news"),
     [
-        pytest.param(_deep(), False, id="the same content again is not news"),
-        pytest.param(_deep(url="x"), False, id="nor is its status written (the echo)"),
-        pytest.param(_deep(sys.getrecursionlimit() * 2 + 1), True, id="a deeper runner is"),
+        pytest.param(0, {}, False, id="the same content again is not news"),
+        pytest.param(0, {"url": "x"}, False, id="nor is its status written (the echo)"),
+        pytest.param(1, {}, True, id="a deeper runner is"),
     ],
 )
-def test_a_body_too_deep_to_pack_is_news_only_when_its_content_changes(later, news) -> None:
+def test_a_body_too_deep_to_pack_is_news_only_when_its_content_changes(extra, status, news):
     store = InferenceServiceStore()
     assert store.seen(KEY, _deep()) is True
+    later = _deep(extra, **status)
     assert store.seen(KEY, later) is news

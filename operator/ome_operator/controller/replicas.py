@@ -90,8 +90,11 @@ class ReplicaController:
         workers: int = 2,
         backoff: Backoff | None = None,
         metrics: Metrics | None = None,
+        inference_service: Callable[[str, str], Mapping[str, Any] | None] = lambda ns, n: None,
     ) -> None:
         self.api_factory = api_factory
+        #: The InferenceService held under (namespace, name), None when none is.
+        self._inference_service = inference_service
         self.metrics = metrics
         self.owned = owned
         self.replicas: KindCache = owned.caches["InferenceReplica"]
@@ -185,7 +188,7 @@ class ReplicaController:
         replica = self.replicas.named(*key)
         if replica is None or key[0] in self._terminating:
             return False
-        if (replica.get("metadata") or {}).get("deletionTimestamp"):
+        if (replica.get("metadata") or {}).get("deletionTimestamp") or self._owner_going(replica):
             return False  # the garbage collector removes its pods
         try:
             plan = plan_instances(replica, self._pods_of(key), now=now())
@@ -220,6 +223,21 @@ class ReplicaController:
         if not expected:
             self._expected.pop(key, None)
         return [*seen.values(), *(body for body, _ in expected.values())]
+
+    def _owner_going(self, replica: Mapping[str, Any]) -> bool:
+        """Whether the InferenceService that controls ``replica`` is gone or being deleted: the
+        garbage collector then removes the replica and its pods, and a pass would only race it
+        (its pods' deletions may arrive before the replica's). A replica orphaned on purpose
+        (``--cascade=orphan``) has no such reference, and is kept."""
+        meta = replica.get("metadata") or {}
+        for ref in meta.get("ownerReferences") or []:
+            if ref.get("controller") and ref.get("kind") == "InferenceService":
+                owner = self._inference_service(meta.get("namespace"), ref.get("name"))
+                owner_meta = (owner or {}).get("metadata") or {}
+                return owner_meta.get("uid") != ref.get("uid") or bool(
+                    owner_meta.get("deletionTimestamp")
+                )
+        return False
 
     def _orphans(self, key: Key, plan: InstancePlan) -> dict[str, dict[str, Any]]:
         """The pods ``plan`` would create that the watch shows orphaned for this replica."""

@@ -84,7 +84,11 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
         workers=options.workers,
     )
     controller.replicas = ReplicaController(
-        shared_api, controller.caches.objects, workers=options.workers, metrics=metrics
+        shared_api,
+        controller.caches.objects,
+        workers=options.workers,
+        metrics=metrics,
+        inference_service=lambda namespace, name: controller.store.get((namespace, name)),
     )
     controller.watch_api = counted_api  # each informer has a client (a connection) of its own
     return controller
