@@ -36,9 +36,11 @@ def api(kubeconfig: str) -> KubeApi:
 async def controller_with(
     kube, api: KubeApi, replica: dict[str, Any], **options: Any
 ) -> ReplicaController:
-    """A controller whose InferenceReplica cache holds ``replica`` as the server stored it."""
+    """A controller whose InferenceReplica cache holds ``replica`` as the server stored it (and
+    whose InferenceService store holds none, unless ``inference_services`` says otherwise)."""
     stored = await apply_object(kube, replica)
     owned = OwnedObjects()
+    options.setdefault("inference_services", lambda key: None)
     controller = ReplicaController(lambda: api, owned, **options)
     owned.caches["InferenceReplica"]._change(stored, deleted=False, report=False)
     return controller
@@ -246,8 +248,6 @@ async def test_a_replica_whose_inference_service_goes_is_left_to_the_collector(
 ):
     replica = replica_of()
     replica["metadata"]["ownerReferences"] = [{**_OWNER, "controller": True}]
-    controller = await controller_with(
-        kube, api, replica, inference_service=lambda namespace, name: held
-    )
+    controller = await controller_with(kube, api, replica, inference_services=lambda key: held)
     assert await controller.process(KEY) is False
     assert pod_writes(kube) == writes

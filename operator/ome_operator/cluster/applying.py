@@ -10,8 +10,8 @@ annotation ``ome.io/applied``: a digest of what was written and the tree of its 
 removed (a null in the merge patch); a changed digest alone (a field taken out of a list item,
 such as a container's ``command``) sends the lists whole, which the patch replaces. Fields the
 server defaults or other controllers add were never in the tree, so they are left alone. An
-object written before this annotation existed gets it with one patch (in its metadata: no
-rollout); a key it dropped before then stays.
+object written before this annotation existed gets it with one patch, which leaves its pod
+template as it was (no rollout); a key it dropped before then stays.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable
 
@@ -38,8 +39,8 @@ class Leadership:
         self._elector, self._on_elected, self._on_lost = elector, on_elected, on_lost
         self._clock = clock
         self.leading = False
-        #: When the last successful renewal was sent (the Lease runs from then).
-        self._renewed: float | None = None
+        #: When the last successful renewal was sent (the Lease runs from then); never: -inf.
+        self._renewed = -math.inf
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -57,8 +58,6 @@ class Leadership:
     def held_for(self) -> float:
         """Seconds this replica may still write: the Lease's duration from the last renewal
         sent, less one retry period for the clocks of the others; 0 when never held."""
-        if self._renewed is None:
-            return 0.0
         terms = self._elector.terms
         return max(0.0, self._renewed + terms.duration - terms.retry - self._clock())
 
@@ -71,7 +70,6 @@ class Leadership:
 
     async def _run(self) -> None:
         terms = self._elector.terms
-        renewed = self._clock()
         while True:
             asked = self._clock()
             try:
@@ -84,12 +82,12 @@ class Leadership:
                 held = False
             now = self._clock()
             if held:
-                renewed = self._renewed = asked
+                self._renewed = asked
                 if not self.leading:
                     self.leading = True
                     logger.info("Leading", extra={"identity": self._elector.identity})
                     self._on_elected()
-            elif self.leading and now - renewed >= terms.renew_deadline:
+            elif self.leading and now - self._renewed >= terms.renew_deadline:
                 logger.error(
                     "Lost the leader Lease; stopping so that one replica reconciles",
                     extra={"identity": self._elector.identity},

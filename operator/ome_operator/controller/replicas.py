@@ -41,7 +41,7 @@ from .owned import KindCache, OwnedObjects
 from .queue import Backoff, WorkQueue
 from .watches import Watched, Watches, object_key
 from .workers import DRAIN_SECONDS, Workers
-from .writing import OwnerGoing, now, recheck_owner
+from .writing import OwnerGoing, gone_or_going, now, recheck_owner
 
 __all__ = ["EXPECTATION_SECONDS", "POD_SELECTOR", "ReplicaController", "controlling_replica"]
 
@@ -87,14 +87,14 @@ class ReplicaController:
         api_factory: Callable[[], KubeApi],
         owned: OwnedObjects,
         *,
+        inference_services: Callable[[Key], Mapping[str, Any] | None],
         workers: int = 2,
         backoff: Backoff | None = None,
         metrics: Metrics | None = None,
-        inference_service: Callable[[str, str], Mapping[str, Any] | None] = lambda ns, n: None,
     ) -> None:
         self.api_factory = api_factory
         #: The InferenceService held under (namespace, name), None when none is.
-        self._inference_service = inference_service
+        self._inference_services = inference_services
         self.metrics = metrics
         self.owned = owned
         self.replicas: KindCache = owned.caches["InferenceReplica"]
@@ -232,11 +232,8 @@ class ReplicaController:
         meta = replica.get("metadata") or {}
         for ref in meta.get("ownerReferences") or []:
             if ref.get("controller") and ref.get("kind") == "InferenceService":
-                owner = self._inference_service(meta.get("namespace"), ref.get("name"))
-                owner_meta = (owner or {}).get("metadata") or {}
-                return owner_meta.get("uid") != ref.get("uid") or bool(
-                    owner_meta.get("deletionTimestamp")
-                )
+                owner = self._inference_services((meta.get("namespace"), ref.get("name")))
+                return gone_or_going(owner, ref.get("uid"))
         return False
 
     def _orphans(self, key: Key, plan: InstancePlan) -> dict[str, dict[str, Any]]:

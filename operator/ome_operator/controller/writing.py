@@ -26,7 +26,15 @@ from ..core.plans import Event, LogRecord, ReconcilePlan
 from ..core.rendering.events import event_about, once_name
 from .owned import OwnedObjects
 
-__all__ = ["Echoes", "OwnerGoing", "PlanWriter", "identity_of", "now"]
+__all__ = [
+    "Echoes",
+    "OwnerGoing",
+    "PlanWriter",
+    "gone_or_going",
+    "identity_of",
+    "now",
+    "recheck_owner",
+]
 
 logger = logging.getLogger("ome_operator.controller")
 
@@ -57,6 +65,13 @@ def _owned_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     return any(ref.get("uid") == uid for ref in refs)
 
 
+def gone_or_going(found: Mapping[str, Any] | None, uid: Any) -> bool:
+    """Whether the owner of ``uid``, as ``found`` (None: not there), is gone, replaced by
+    another of its name, or being deleted."""
+    meta = (found or {}).get("metadata") or {}
+    return meta.get("uid") != uid or bool(meta.get("deletionTimestamp"))
+
+
 def recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
     """Before adopting an object (it lacks our owner reference), read the owner (an
     InferenceService, an InferenceReplica) itself, not the cache: the garbage collector removes
@@ -67,8 +82,7 @@ def recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
         fresh = api.get(owner)
     except NotFound:
         raise OwnerGoing() from None
-    meta, uid = fresh.get("metadata") or {}, (owner.get("metadata") or {}).get("uid")
-    if meta.get("deletionTimestamp") or meta.get("uid") != uid:
+    if gone_or_going(fresh, (owner.get("metadata") or {}).get("uid")):
         raise OwnerGoing()
 
 

@@ -247,9 +247,8 @@ async def _deletion_warnings(
     about only once the caches have listed."""
     if not memo.controller.watches.synced.is_set():
         return
-    try:
-        runtime = storable_manifest(dict(body))
-    except InvalidResourceError:
+    runtime = _parsed_or_none(body)
+    if runtime is None:
         return  # left out of every decision while it stood: its deletion moves nothing
     await _change_warnings(runtime, kind, "DELETE", warnings, memo)
 

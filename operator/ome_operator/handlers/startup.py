@@ -86,9 +86,9 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
     controller.replicas = ReplicaController(
         shared_api,
         controller.caches.objects,
+        inference_services=controller.store.get,
         workers=options.workers,
         metrics=metrics,
-        inference_service=lambda namespace, name: controller.store.get((namespace, name)),
     )
     controller.watch_api = counted_api  # each informer has a client (a connection) of its own
     return controller
