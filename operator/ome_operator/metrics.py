@@ -39,20 +39,22 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 def serve_metrics(
-    host: str, port: int, ready: Callable[[], bool] = lambda: True
+    host: str, port: int, unready: Callable[[], str | None] = lambda: None
 ) -> ThreadingWSGIServer:
-    """Serve the default registry on ``http://<host>:<port>/metrics``, and ``/readyz``: 200 once
-    ``ready()`` (the watches have listed, so reviews are answered), else 503; from a thread."""
+    """Serve the default registry on ``http://<host>:<port>/metrics``, and ``/readyz``: 200 while
+    ``unready()`` is None (reviews sent to this replica are answered), else 503 with its reason;
+    from a thread."""
     metrics = make_wsgi_app(REGISTRY)
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("PATH_INFO") != "/readyz":
             return metrics(environ, start_response)
-        if ready():
+        reason = unready()
+        if reason is None:
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok\n"]
         start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
-        return [b"not ready: the caches have not listed the cluster yet\n"]
+        return [f"not ready: {reason}\n".encode()]
 
     server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()

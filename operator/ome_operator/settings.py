@@ -95,6 +95,15 @@ class RunOptions:
         "ValidatingWebhookConfiguration whose caBundle the operator keeps",
         "--webhook-configuration",
     )
+    #: A stopping replica fails /readyz at once and keeps answering reviews this long before it
+    #: closes the webhook port: the time the Service takes to drop it from its endpoints.
+    webhook_shutdown_grace: float = _flag(
+        5.0,
+        "Seconds a stopping replica keeps answering admission reviews (failing /readyz) "
+        "before it closes the webhook port",
+        "--webhook-shutdown-grace",
+        type=float,
+    )
     config_cache_ttl: float = _flag(
         30.0,
         "Seconds between re-reads of the operator configuration",
@@ -181,6 +190,10 @@ def run_option_problems(options: RunOptions) -> list[str]:
         if 1 <= options.webhook_port <= 65535
         else f"--webhook-port must be from 1 to 65535 (got {options.webhook_port})",
         _cert_dir_problem(options.webhook_cert_dir),
+        None
+        if options.webhook_shutdown_grace >= 0
+        else "--webhook-shutdown-grace must be 0 seconds or more "
+        f"(got {options.webhook_shutdown_grace:g})",
         None
         if options.config_cache_ttl > 0
         else f"--config-cache-ttl must be more than 0 seconds (got {options.config_cache_ttl:g})",

@@ -51,6 +51,11 @@ def run(*argv: str) -> tuple[int, str, str]:
             id="a zero cache time",
         ),
         pytest.param(
+            ("--webhook-shutdown-grace", "-1"),
+            "--webhook-shutdown-grace must be 0 seconds or more (got -1)",
+            id="a negative shutdown grace",
+        ),
+        pytest.param(
             ("--webhook-cert-dir", "/nonexistent"),
             '--webhook-cert-dir "/nonexistent" has no tls.crt or tls.key',
             id="a certificate folder that is not there",

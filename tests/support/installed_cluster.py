@@ -107,6 +107,41 @@ def loopback_overlay(folder: pathlib.Path, port: int) -> pathlib.Path:
     return folder
 
 
+def _owner_kinds_mapped(plane: ControlPlane, token: str) -> bool:
+    """Whether the API server's admission maps the new CRDs' kinds yet. Until its RESTMapper is
+    next refreshed (every 30 s), an owner reference to an InferenceService with
+    ``blockOwnerDeletion`` is refused ("cannot find RESTMapping"), so the operator's first
+    writes would wait out its backoff. Asked with a dry run, as the operator."""
+    probe = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "owner-kinds-probe",
+            "ownerReferences": [
+                {
+                    "apiVersion": "ome.io/v1beta1",
+                    "kind": "InferenceService",
+                    "name": "probe",
+                    "uid": "00000000-0000-0000-0000-000000000000",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app": "probe"}},
+            "template": {
+                "metadata": {"labels": {"app": "probe"}},
+                "spec": {"containers": [{"name": "probe", "image": "probe"}]},
+            },
+        },
+    }
+    status, _ = plane.raw(
+        "POST", path("apps/v1/deployments", "default") + "?dryRun=All", probe, token=token
+    )
+    return status == 201
+
+
 @dataclass
 class Cluster:
     plane: ControlPlane
@@ -128,6 +163,7 @@ class Cluster:
         plane.kubectl("apply", "-k", str(overlay))
         plane.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
         token = plane.token("ome-operator", "ome")
+        eventually(lambda: _owner_kinds_mapped(plane, token), timeout=60, interval=0.5)
         kubeconfig = write_kubeconfig(
             folder / "operator.kubeconfig", plane.url, plane.ca_file, token
         )

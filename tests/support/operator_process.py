@@ -33,6 +33,9 @@ class OperatorProcess:
     extra_args: Sequence[str] = ()
     #: Environment variables besides KUBECONFIG and PATH (POD_NAME, say).
     env: Mapping[str, str] = field(default_factory=dict)
+    #: ``--webhook-shutdown-grace``: short, as every test stops its operator (the default's 5 s
+    #: is for the webhook Service's endpoints; the tests' balancer skips a closed port at once).
+    shutdown_grace: float = 0.5
     metrics_port: int = field(default_factory=free_port)
     health_port: int = field(default_factory=free_port)
     popen: subprocess.Popen[bytes] | None = None
@@ -47,6 +50,7 @@ class OperatorProcess:
             "--webhook-bind-address=127.0.0.1",
             f"--webhook-port={self.webhook_port}",
             "--log-format=json",
+            f"--webhook-shutdown-grace={self.shutdown_grace:g}",
             *self.extra_args,
         ]
 
@@ -74,12 +78,28 @@ class OperatorProcess:
                 return answer.status == 200
         return False
 
+    def readiness(self) -> tuple[int, str]:
+        """What ``/readyz`` answers (0: nothing listens)."""
+        url = f"http://127.0.0.1:{self.metrics_port}/readyz"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                return answer.status, answer.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+        except OSError:
+            return 0, ""
+
+    def terminate(self) -> None:
+        """SIGTERM, as Kubernetes stops a pod, without waiting for the exit."""
+        if self.popen is not None and self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+
     def stop(self, timeout: float = 20.0) -> int:
         """SIGTERM, as Kubernetes stops a pod; the exit code (killed after ``timeout``)."""
         if self.popen is None:
             return 0
         if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
+            self.terminate()
             try:
                 self.popen.wait(timeout)
             except subprocess.TimeoutExpired:

@@ -18,7 +18,8 @@ from prometheus_client import CollectorRegistry
 import ome_operator.handlers  # noqa: F401  (registers the handlers in kopf's default registry)
 from ome_operator.controller.queue import Backoff
 from ome_operator.controller.running import Controller
-from ome_operator.handlers.startup import ReviewServer, build_controller
+from ome_operator.handlers.review_server import ReviewServer
+from ome_operator.handlers.startup import build_controller
 from ome_operator.metrics import Metrics
 from ome_operator.settings import RunOptions
 

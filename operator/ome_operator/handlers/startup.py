@@ -12,7 +12,6 @@ import threading
 import uuid
 from typing import Any
 
-import aiohttp.web
 import kopf
 
 from ..cluster.api import KubeApi
@@ -28,11 +27,12 @@ from ..core.operator_config import StartupConfigError
 from ..metrics import Metrics, serve_metrics
 from ..settings import RunOptions, parse_bind_address
 from .certificates import ManagedCertificate
+from .review_server import ReviewServer
 
 __all__ = [
-    "ReviewServer",
     "build_controller",
     "leader_worker_sets_installed",
+    "unready_reason",
 ]
 
 logger = logging.getLogger("ome_operator.startup")
@@ -94,21 +94,6 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
     return controller
 
 
-#: Bytes of one AdmissionReview the webhook reads: an UPDATE carries the object and its old
-#: version, each up to the 3 MiB an API server takes per request (aiohttp's default is 1 MiB,
-#: which would fail every review of an object over about 1 MiB).
-MAX_REVIEW_BYTES = 8 * 2**20
-
-
-class ReviewServer(kopf.WebhookServer):
-    """kopf's webhook server, reading reviews up to ``MAX_REVIEW_BYTES``."""
-
-    @staticmethod
-    async def _serve(fn: Any, request: aiohttp.web.Request) -> aiohttp.web.Response:
-        larger = request.clone(client_max_size=MAX_REVIEW_BYTES)
-        return await kopf.WebhookServer._serve(fn, larger)
-
-
 async def _webhook_server(
     options: RunOptions, controller: Controller, memo: kopf.Memo
 ) -> kopf.WebhookServer:
@@ -129,6 +114,7 @@ async def _webhook_server(
         memo.certificate_task = asyncio.create_task(managed.keep_fresh())
         certfile, keyfile = managed.certfile, managed.keyfile
     return ReviewServer(
+        grace=options.webhook_shutdown_grace,
         addr=options.webhook_bind_address,
         port=options.webhook_port,
         host=options.webhook_host,
@@ -179,8 +165,19 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
         memo.leadership.start()
     bind = parse_bind_address(options.metrics_bind_address)
     if bind is not None and memo.get("metrics_started") is None:
-        serve_metrics(*bind, ready=controller.watches.synced.is_set)
+        serve_metrics(*bind, unready=lambda: unready_reason(controller, settings.admission.server))
         memo.metrics_started = True
+
+
+def unready_reason(controller: Controller, server: Any) -> str | None:
+    """Why a review sent to this replica now would not be answered (None: it would be)."""
+    if getattr(server, "stopping", False):
+        return "the operator is stopping"
+    if not controller.watches.synced.is_set():
+        return "the caches have not listed the cluster yet"
+    if not getattr(server, "listening", True):
+        return "the webhook is not listening yet"
+    return None
 
 
 def _leadership(options: RunOptions, controller: Controller) -> Leadership:
