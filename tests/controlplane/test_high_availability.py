@@ -6,8 +6,11 @@ replica fails /readyz and answers what still reaches it."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -25,18 +28,37 @@ LEASE = "coordination.k8s.io/v1/leases"
 TAKEOVER_SECONDS = 15 + 2 + 3
 
 
-def replica(cluster: Cluster, name: str, port: int, shutdown_grace: float = 0.5) -> OperatorProcess:
+#: The two replicas: a webhook port and a metrics port each, kept across restarts (a pod's).
+NAMES = ("replica-a", "replica-b")
+
+
+@dataclass(frozen=True)
+class Ports:
+    webhook: int = field(default_factory=free_port)
+    metrics: int = field(default_factory=free_port)
+
+
+def replica(cluster: Cluster, name: str, ports: Ports, shutdown_grace: float) -> OperatorProcess:
     process = OperatorProcess(
         cluster.operator_kubeconfig,
         cluster.folder / f"operator-ha-{name}.log",
-        port,
+        ports.webhook,
         ("--leader-elect",),
         env={"POD_NAME": name},
         shutdown_grace=shutdown_grace,
+        metrics_port=ports.metrics,
     )
     process.start()
     eventually(lambda: process.readiness()[0] == 200)  # what a Service waits for
     return process
+
+
+@contextlib.contextmanager
+def service(cluster: Cluster, ports: dict[str, Ports]) -> Iterator[None]:
+    """The webhook Service: the balancer on the webhook's port, routing to Ready replicas."""
+    ready = {p.webhook: f"http://127.0.0.1:{p.metrics}/readyz" for p in ports.values()}
+    with loopback_balancer(cluster.webhook_port, [p.webhook for p in ports.values()], ready):
+        yield
 
 
 def not_ready(process: OperatorProcess) -> tuple[int, str] | None:
@@ -94,9 +116,9 @@ class Client(threading.Thread):
 
 
 def test_the_leader_fails_over_within_the_lease_and_nothing_is_made_twice(cluster, namespace):
-    ports = {"replica-a": free_port(), "replica-b": free_port()}
-    with loopback_balancer(cluster.webhook_port, list(ports.values())):
-        running = {name: replica(cluster, name, port) for name, port in ports.items()}
+    ports = {name: Ports() for name in NAMES}
+    with service(cluster, ports):
+        running = {name: replica(cluster, name, ports[name], 0.5) for name in NAMES}
         try:
             seed(cluster, namespace, isvc(namespace, "chat"))
             eventually(lambda: len(owned(cluster, namespace, "chat")) == 4)
@@ -130,9 +152,9 @@ def test_a_rolling_restart_under_load_refuses_no_admission(cluster, namespace):
     (three clients: creates, and two sending dry runs as fast as they are answered). Before,
     a review half read or sent on an idle connection when the stop began failed (EOF, or
     "context deadline exceeded" after 10 s, which the stop then waited for)."""
-    ports = {"replica-a": free_port(), "replica-b": free_port()}
-    with loopback_balancer(cluster.webhook_port, list(ports.values())):
-        running = {name: replica(cluster, name, port, GRACE) for name, port in ports.items()}
+    ports = {name: Ports() for name in NAMES}
+    with service(cluster, ports):
+        running = {name: replica(cluster, name, ports[name], GRACE) for name in NAMES}
         try:
             seed(cluster, namespace, isvc(namespace, "chat"))
             eventually(lambda: len(owned(cluster, namespace, "chat")) == 4)
@@ -143,7 +165,7 @@ def test_a_rolling_restart_under_load_refuses_no_admission(cluster, namespace):
             for client in clients:
                 client.start()
             stops, readiness = [], []
-            for name in [*ports, *ports]:
+            for name in [*NAMES, *NAMES]:
                 process, started = running[name], time.monotonic()
                 process.terminate()
                 readiness.append(eventually(lambda p=process: not_ready(p), interval=0.05))
@@ -157,10 +179,10 @@ def test_a_rolling_restart_under_load_refuses_no_admission(cluster, namespace):
                 client.stopped.set()
                 client.join(30)
             assert [(c.sent > 10, c.refused) for c in clients] == [(True, [])] * 3
-            assert stops == [(name, 0, True) for name in [*ports, *ports]]
+            assert stops == [(name, 0, True) for name in [*NAMES, *NAMES]]
             assert set(readiness) == {(503, "not ready: the operator is stopping\n")}
             last = f"load-{clients[0].sent - 1}"
             eventually(lambda: len(owned(cluster, namespace, last)) == 4)
         finally:
             codes = {name: process.stop() for name, process in running.items()}
-    assert codes == dict.fromkeys(ports, 0)
+    assert codes == dict.fromkeys(NAMES, 0)
