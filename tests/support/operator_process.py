@@ -33,9 +33,9 @@ class OperatorProcess:
     extra_args: Sequence[str] = ()
     #: Environment variables besides KUBECONFIG and PATH (POD_NAME, say).
     env: Mapping[str, str] = field(default_factory=dict)
-    #: ``--webhook-shutdown-grace``: short, as every test stops its operator (the default's 5 s
-    #: is for the webhook Service's endpoints; the tests' balancer skips a closed port at once).
-    shutdown_grace: float = 0.5
+    #: ``--webhook-shutdown-grace``: none, as every test stops its operator and no Service has
+    #: to drop it first (the default's 5 s is for that; the HA tests set their own).
+    shutdown_grace: float = 0.0
     metrics_port: int = field(default_factory=free_port)
     health_port: int = field(default_factory=free_port)
     popen: subprocess.Popen[bytes] | None = None

@@ -106,21 +106,27 @@ class ReviewServer(kopf.WebhookServer):
 
     async def __call__(self, fn: Any) -> AsyncIterator[Any]:
         listener: _Listener | None = None
-        replaced: set[asyncio.Task[None]] = set()
+        winding: set[asyncio.Task[None]] = set()  # the listeners replaced, until they are down
+
+        def wind_down(old: _Listener) -> None:
+            task = asyncio.create_task(old.wind_down(self.grace))
+            winding.add(task)
+            task.add_done_callback(winding.discard)
+
         try:
             while True:
                 fresh, client_config = await self._listen(fn)
                 self.listening = True
                 if listener is not None:
-                    replaced.add(asyncio.create_task(listener.wind_down(self.grace)))
+                    wind_down(listener)
                 listener = fresh
                 yield client_config
                 await self._until_files_change()
         finally:
             self.stopping = True
             if listener is not None:
-                replaced.add(asyncio.create_task(listener.wind_down(self.grace)))
-            await asyncio.gather(*replaced, return_exceptions=True)
+                wind_down(listener)
+            await asyncio.gather(*winding, return_exceptions=True)
             self.listening = False
 
     async def _listen(self, fn: Any) -> tuple[_Listener, Any]:
