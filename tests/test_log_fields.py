@@ -1,10 +1,13 @@
 """One key set for every operator log line: the structured fields the code logs (``extra=`` of
 a logging call, the fields of the core's LogRecords) are all from ``LOG_FIELDS``, and each of
-them is used. docs/troubleshooting.md lists them with their meaning."""
+them is used; none is an attribute every LogRecord has (``logging`` refuses such an ``extra=``
+with a KeyError, which failed the pass that logged it). docs/troubleshooting.md lists them with
+their meaning."""
 
 from __future__ import annotations
 
 import ast
+import logging
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -16,7 +19,8 @@ LOG_FIELDS = {
     "namespace", "inferenceService", "inferenceReplica", "component", "kind", "resource",
     "model", "secret", "validatingWebhookConfiguration", "webhooks", "path", "identity",
     # what happened
-    "error", "status", "retryIn", "because", "created", "adopted", "deleted", "leaderWorkerSet",
+    "error", "status", "retryIn", "because", "createdPods", "adoptedPods", "deletedPods",
+    "leaderWorkerSet",
     # the runtime a pass selected
     "runtime", "score", "isCluster",
 }  # fmt: skip
@@ -50,3 +54,9 @@ def test_every_logged_field_is_in_the_key_set():
 
 def test_every_field_of_the_key_set_is_logged_somewhere():
     assert LOG_FIELDS - set(_logged_fields()) == set()
+
+
+def test_no_field_is_an_attribute_of_every_log_record():
+    record = logging.LogRecord("ome_operator", logging.INFO, __file__, 1, "message", (), None)
+    reserved = {*vars(record), "message", "asctime"}
+    assert sorted(LOG_FIELDS & reserved) == []

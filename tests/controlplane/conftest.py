@@ -3,7 +3,10 @@ installed from ``manifests/``, a fresh namespace per test and the real ``ome-ope
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import json
+import pathlib
 import re
 from collections.abc import Iterator
 
@@ -25,6 +28,33 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         # The network rule, by construction: nothing in the cluster may make the API server
         # dial a Service (a ClusterIP), whatever the tests installed.
         assert installed.service_references() == []
+
+
+#: What the workers log for an exception no rule handles: a bug, whatever a test does.
+UNEXPECTED = "Unexpected error reconciling"
+
+
+def _unexpected_lines(folder: pathlib.Path, seen: dict[pathlib.Path, int]) -> list[str]:
+    """The operators' log lines of unexpected errors past ``seen`` (bytes read per log)."""
+    found = []
+    for log in sorted(folder.glob("operator-*.log")):
+        with log.open("rb") as file:
+            file.seek(seen.get(log, 0))
+            for line in file:
+                with contextlib.suppress(ValueError):
+                    record = json.loads(line)
+                    if str(record.get("message", "")).startswith(UNEXPECTED):
+                        last = (record.get("exc_info") or "").strip().splitlines()[-1:]
+                        found.append(f"{log.name}: {record['message']}: {''.join(last)}")
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_unexpected_errors(cluster: Cluster) -> Iterator[None]:
+    """No operator a test runs may end a pass in an exception no rule handles."""
+    seen = {log: log.stat().st_size for log in cluster.folder.glob("operator-*.log")}
+    yield
+    assert _unexpected_lines(cluster.folder, seen) == []
 
 
 @pytest.fixture

@@ -1,14 +1,38 @@
 """Fixtures for tests that run the real operator against the emulator."""
 
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
 
 from tests.support.operator_run import RunningOperator, running_operator
 
+#: What the workers log for an exception no rule handles: a bug, whatever the test injects.
+UNEXPECTED = "Unexpected error reconciling"
+
+
+class _Unexpected(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.found: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith(UNEXPECTED):
+            self.found.append(f"{record.getMessage()}: {record.exc_info and record.exc_info[1]!r}")
+
 
 @pytest.fixture
 async def operator(kube, kubeconfig) -> AsyncIterator[RunningOperator]:
-    """The operator (kopf, handlers, controller, webhook server) running against ``kube``."""
-    async with running_operator() as running:
-        yield running
+    """The operator (kopf, handlers, controller, webhook server) running against ``kube``; no
+    pass of it may end in an exception no rule handles."""
+    unexpected, logger = _Unexpected(), logging.getLogger("ome_operator")
+    level = logger.level
+    logger.setLevel(logging.INFO)  # as `ome-operator run` logs: a bad info line raises too
+    logger.addHandler(unexpected)
+    try:
+        async with running_operator() as running:
+            yield running
+    finally:
+        logger.removeHandler(unexpected)
+        logger.setLevel(level)
+    assert unexpected.found == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 from typing import Any
 
 import pytest
@@ -115,6 +116,15 @@ def engine_ready(kube) -> tuple[str, str, str]:
 MULTI = ["chat-engine-0-leader-0", "chat-engine-0-worker-0", "chat-engine-0-worker-1"]
 
 
+def pods_written(caplog: pytest.LogCaptureFixture) -> list[tuple[list[str], ...]]:
+    """The pods each ``Instance pods written`` line names: created, adopted, deleted."""
+    return [
+        (sorted(r.createdPods), r.adoptedPods, r.deletedPods)
+        for r in caplog.records
+        if r.getMessage() == "Instance pods written"
+    ]
+
+
 @pytest.mark.parametrize(
     ("engine", "names"),
     [
@@ -122,11 +132,15 @@ MULTI = ["chat-engine-0-leader-0", "chat-engine-0-worker-0", "chat-engine-0-work
         pytest.param(LEADER_WORKER, MULTI, id="a leader and two workers"),
     ],
 )
-async def test_the_pods_are_exactly_the_ones_render_prints(kube, operator, engine, names):
+async def test_the_pods_are_exactly_the_ones_render_prints(kube, operator, engine, names, caplog):
+    caplog.set_level(logging.INFO, logger="ome_operator")
     isvc = isvc_manifest("chat", deploymentMode="OMENative", engine=engine)
     await seed(kube, operator, RUNTIME, MODEL)
     await apply_object(kube, isvc)
     await eventually(lambda: sorted(pods(kube)) == names)
+    await eventually(lambda: pods_written(caplog) != [])
+    assert pods_written(caplog) == [(sorted(names), [], [])]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
     live = {name: as_written(pod) for name, pod in pods(kube).items()}
     assert live == rendered_pods(RUNTIME, MODEL, isvc)
     replica = stored(kube, REPLICA, "default", "chat-engine")

@@ -338,9 +338,9 @@ class ReplicaController:
                     extra={
                         "namespace": namespace,
                         "inferenceReplica": (replica.get("metadata") or {}).get("name"),
-                        "created": created,
-                        "adopted": adopted,
-                        "deleted": deleted,
+                        "createdPods": created,
+                        "adoptedPods": adopted,
+                        "deletedPods": deleted,
                     },
                 )
 
