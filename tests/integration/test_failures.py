@@ -523,3 +523,29 @@ async def test_a_malformed_inference_service_being_deleted_is_left_to_the_garbag
     assert writes(kube, mark) == [  # the test's own: no status, no event about the new value
         "PATCH /apis/ome.io/v1beta1/namespaces/default/inferenceservices/bad"
     ]
+
+
+async def test_an_inference_service_deleted_before_its_status_write_is_left_alone(
+    kube, operator, caplog
+):
+    """The status write answers 404: it was deleted after the pass read it, and its deletion
+    event ends its work. An info line, not a failed pass retried with backoff."""
+    caplog.set_level(logging.INFO, logger=CONTROLLER)
+    await seed(kube, operator, VLLM, LLAMA)
+    gone = kube.inject_fault(
+        404,
+        method="PATCH",
+        resource=ISVC,
+        subresource="status",
+        message='inferenceservices.ome.io "chat" not found',
+    )
+    await apply_object(kube, isvc_manifest("chat"))
+    await eventually(lambda: gone.hits == 1)
+    await settle(kube, operator)
+
+    assert records(caplog, CONTROLLER, "Failed to write InferenceService workloads") == []
+    assert records(
+        caplog, CONTROLLER, "InferenceService was deleted; its status is not written"
+    ) == [{"level": "INFO", "namespace": "default", "inferenceService": "chat"}]
+    assert operator.metric("ome_inferenceservice_reconcile_total", result="error") == 0
+    assert status_writes(kube, "chat") == 1  # the one refused: no retry

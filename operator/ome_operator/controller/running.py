@@ -255,11 +255,8 @@ class Controller:
         plan = reconcile(isvc, replace(snapshot, config=self.config_source()))
         try:
             written = self.writer.write(key, body, snapshot.existing, plan)
-        except OwnerGoing:
-            logger.info(
-                "InferenceService is being deleted; its objects are not adopted",
-                extra={"namespace": key[0], "inferenceService": key[1]},
-            )
+        except OwnerGoing as going:
+            logger.info(going.line, extra={"namespace": key[0], "inferenceService": key[1]})
             return plan, Outcome.PARKED, None
         except ApiError as exc:
             if "NamespaceTerminating" in exc.causes:

@@ -30,6 +30,7 @@ __all__ = [
     "Echoes",
     "OwnerGoing",
     "PlanWriter",
+    "StatusTargetGone",
     "gone_or_going",
     "identity_of",
     "now",
@@ -57,6 +58,15 @@ def now() -> str:
 
 class OwnerGoing(Exception):
     """The owner is gone or being deleted, though the watch has not said so yet."""
+
+    #: The log line of the pass it ends (its deletion event ends the InferenceService's work).
+    line = "InferenceService is being deleted; its objects are not adopted"
+
+
+class StatusTargetGone(OwnerGoing):
+    """The InferenceService was deleted after the pass read it: its status write found none."""
+
+    line = "InferenceService was deleted; its status is not written"
 
 
 def _owned_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
@@ -212,7 +222,10 @@ class PlanWriter:
         # retry after a failed status write does not post it twice.
         for event in plan.events:
             self.post(api, key, body, event)
-        written = None if plan.status is None else _write_status(api, body, plan.status)
+        try:
+            written = None if plan.status is None else _write_status(api, body, plan.status)
+        except NotFound:
+            raise StatusTargetGone() from None
         if written is not None:
             self._recorded(key)
         return written
