@@ -110,7 +110,7 @@ async def test_a_review_half_sent_when_the_stop_begins_is_answered_and_its_conne
 
 
 async def test_an_idle_connection_and_a_new_one_are_answered_during_the_grace():
-    async with serving(plain(grace=0.5)) as running:
+    async with serving(plain(grace=1.0)) as running:
         idle_reader, idle = await asyncio.open_connection("127.0.0.1", running.port)
         idle.write(head() + REVIEW)
         first = await answer(idle_reader)
@@ -132,7 +132,7 @@ async def test_an_idle_connection_and_a_new_one_are_answered_during_the_grace():
 
 
 async def test_the_port_stays_open_for_the_grace_and_closes_after_it():
-    async with serving(plain(grace=0.4)) as running:
+    async with serving(plain(grace=1.0)) as running:
         stopping = asyncio.create_task(running.stop())
         await until(lambda: running.server.stopping)
         _, during = await asyncio.open_connection("127.0.0.1", running.port)
@@ -171,7 +171,7 @@ async def test_a_renewed_certificate_moves_the_port_to_a_new_listener_without_cl
 
     issue()
     server = ReviewServer(
-        grace=0.5,
+        grace=2.0,  # the old connection is answered within it
         addr="127.0.0.1",
         port=free_port(),
         certfile=str(certfile),
@@ -185,7 +185,7 @@ async def test_a_renewed_certificate_moves_the_port_to_a_new_listener_without_cl
         issue()
         await asyncio.wait_for(running.task, 3)  # the next client config: the new listener
         refused = 0
-        for _ in range(20):
+        for _ in range(10):
             try:
                 _, probe = await asyncio.open_connection("127.0.0.1", running.port, ssl=client)
                 probe.close()
