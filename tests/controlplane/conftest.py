@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from ome_operator.controller.workers import UNEXPECTED_ERROR
 from tests.support.control_plane import running_control_plane
 from tests.support.installed_cluster import Cluster
 from tests.support.operator_process import OperatorProcess
@@ -30,10 +31,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         assert installed.service_references() == []
 
 
-#: What the workers log for an exception no rule handles: a bug, whatever a test does.
-UNEXPECTED = "Unexpected error reconciling"
-
-
 def _unexpected_lines(folder: pathlib.Path, seen: dict[pathlib.Path, int]) -> list[str]:
     """The operators' log lines of unexpected errors past ``seen`` (bytes read per log)."""
     found = []
@@ -43,7 +40,7 @@ def _unexpected_lines(folder: pathlib.Path, seen: dict[pathlib.Path, int]) -> li
             for line in file:
                 with contextlib.suppress(ValueError):
                     record = json.loads(line)
-                    if str(record.get("message", "")).startswith(UNEXPECTED):
+                    if str(record.get("message", "")).startswith(UNEXPECTED_ERROR):
                         last = (record.get("exc_info") or "").strip().splitlines()[-1:]
                         found.append(f"{log.name}: {record['message']}: {''.join(last)}")
     return found

@@ -9,15 +9,17 @@ import asyncio
 import contextlib
 import datetime
 import json
+import pathlib
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import yaml
 
 from ome_operator.cluster.serving_certificates import issue_certificate
-from ome_operator.handlers.review_server import ReviewServer
+from ome_operator.handlers.review_server import REVIEW_TIMEOUT, ReviewServer
 from tests.support.operator_run import free_port
 
 REVIEW = json.dumps(
@@ -195,3 +197,13 @@ async def test_a_renewed_certificate_moves_the_port_to_a_new_listener_without_cl
         status, headers, _ = await asyncio.wait_for(answer(old_reader), 3)
         assert (refused, status, closes(headers), server.stopping) == (0, 200, True, False)
         old.close()
+
+
+def test_the_wait_for_reviews_in_flight_is_the_shipped_webhooks_timeout():
+    path = (
+        pathlib.Path(__file__).parents[2]
+        / "manifests/webhook/validating-webhook-configuration.yaml"
+    )
+    (configuration,) = yaml.safe_load_all(path.read_text())
+    timeouts = {w["name"]: w["timeoutSeconds"] for w in configuration["webhooks"]}
+    assert timeouts == dict.fromkeys(timeouts, REVIEW_TIMEOUT) and len(timeouts) == 3

@@ -5,10 +5,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from ome_operator.controller.workers import UNEXPECTED_ERROR
 from tests.support.operator_run import RunningOperator, running_operator
-
-#: What the workers log for an exception no rule handles: a bug, whatever the test injects.
-UNEXPECTED = "Unexpected error reconciling"
 
 
 class _Unexpected(logging.Handler):
@@ -17,7 +15,7 @@ class _Unexpected(logging.Handler):
         self.found: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.getMessage().startswith(UNEXPECTED):
+        if record.getMessage().startswith(UNEXPECTED_ERROR):
             self.found.append(f"{record.getMessage()}: {record.exc_info and record.exc_info[1]!r}")
 
 

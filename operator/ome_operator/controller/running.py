@@ -33,7 +33,7 @@ from .snapshot import Caches, snapshot_for
 from .store import InferenceServiceStore
 from .watches import InferenceServiceFeed, Watched, Watches
 from .workers import DRAIN_SECONDS, Workers
-from .writing import OwnerGoing, PlanWriter, identity_of, now
+from .writing import OwnerGoing, PlanWriter, StatusTargetGone, identity_of, now
 
 __all__ = ["MALFORMED", "Controller"]
 
@@ -255,8 +255,17 @@ class Controller:
         plan = reconcile(isvc, replace(snapshot, config=self.config_source()))
         try:
             written = self.writer.write(key, body, snapshot.existing, plan)
-        except OwnerGoing as going:
-            logger.info(going.line, extra={"namespace": key[0], "inferenceService": key[1]})
+        except OwnerGoing:
+            logger.info(
+                "InferenceService is being deleted; its objects are not adopted",
+                extra={"namespace": key[0], "inferenceService": key[1]},
+            )
+            return plan, Outcome.PARKED, None
+        except StatusTargetGone:
+            logger.info(
+                "InferenceService was deleted; its status is not written",
+                extra={"namespace": key[0], "inferenceService": key[1]},
+            )
             return plan, Outcome.PARKED, None
         except ApiError as exc:
             if "NamespaceTerminating" in exc.causes:

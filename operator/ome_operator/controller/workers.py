@@ -12,8 +12,10 @@ from typing import Any
 
 from .queue import WorkQueue
 
-__all__ = ["DRAIN_SECONDS", "Workers"]
+__all__ = ["DRAIN_SECONDS", "UNEXPECTED_ERROR", "Workers"]
 
+#: What a pass that ended in an exception no rule handles logs, before what it reconciles.
+UNEXPECTED_ERROR = "Unexpected error reconciling"
 #: Seconds stop() gives the passes under way to finish their writes.
 DRAIN_SECONDS = 10.0
 
@@ -73,9 +75,7 @@ class Workers:
             try:
                 failed = await self._process(key)
             except Exception:  # a bug must not kill the worker; the key is retried
-                self._logger.exception(
-                    f"Unexpected error reconciling {self._what}", extra=self._fields(key)
-                )
+                self._logger.exception(f"{UNEXPECTED_ERROR} {self._what}", extra=self._fields(key))
             finally:
                 self._passing.discard(task)
                 self.queue.done(key, failed=failed)

@@ -59,14 +59,10 @@ def now() -> str:
 class OwnerGoing(Exception):
     """The owner is gone or being deleted, though the watch has not said so yet."""
 
-    #: The log line of the pass it ends (its deletion event ends the InferenceService's work).
-    line = "InferenceService is being deleted; its objects are not adopted"
 
-
-class StatusTargetGone(OwnerGoing):
-    """The InferenceService was deleted after the pass read it: its status write found none."""
-
-    line = "InferenceService was deleted; its status is not written"
+class StatusTargetGone(Exception):
+    """The InferenceService was deleted after the pass read it: its status write found none
+    (its deletion event ends its work)."""
 
 
 def _owned_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
