@@ -134,6 +134,69 @@ def test_existing_finds_owned_objects_and_same_named_budgets_of_anyone() -> None
     }
 
 
+def _pod(name: str, component: str | None, owner: str = "chat") -> dict[str, Any]:
+    labels = {"ome.io/inferenceservice": owner}
+    if component is not None:
+        labels["component"] = component
+    meta = {"name": name, "namespace": "default", "resourceVersion": "1", "labels": labels}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta}
+
+
+def test_pods_are_found_by_their_inference_service_by_component_in_name_order() -> None:
+    objects = OwnedObjects()
+    engine_b, engine_a = _pod("chat-engine-b", "engine"), _pod("chat-engine-a", "engine")
+    router = _pod("chat-router-x", "router")
+    objects.caches["Pod"].apply(
+        [
+            listed(
+                router,
+                engine_b,
+                engine_a,
+                _pod("other-engine-a", "engine", owner="other"),
+                _pod("chat-no-component", None),
+            )
+        ]
+    )
+
+    assert objects.pods("default", "chat") == {"engine": (engine_a, engine_b), "router": (router,)}
+    assert objects.pods("default", "gone") == {}
+
+
+@pytest.mark.parametrize(
+    ("lws", "expected"),
+    [
+        pytest.param(
+            True,
+            [
+                ("Deployment", "ome.io/inferenceservice"),
+                ("Service", "ome.io/inferenceservice"),
+                ("InferenceReplica", "ome.io/inferenceservice"),
+                ("LeaderWorkerSet", "ome.io/inferenceservice"),
+                ("PodDisruptionBudget", None),
+                ("Pod", "ome.io/inferenceservice,ome.io/managed-by!=OMENative"),
+            ],
+            id="labelled kinds by owner, budgets of anyone, pods but OMENative ones",
+        ),
+        pytest.param(
+            False,
+            [
+                ("Deployment", "ome.io/inferenceservice"),
+                ("Service", "ome.io/inferenceservice"),
+                ("InferenceReplica", "ome.io/inferenceservice"),
+                ("PodDisruptionBudget", None),
+                ("Pod", "ome.io/inferenceservice,ome.io/managed-by!=OMENative"),
+            ],
+            id="without the LeaderWorkerSet API its kind is not watched",
+        ),
+    ],
+)
+def test_what_the_caches_of_written_objects_watch(
+    lws: bool, expected: list[tuple[str, str | None]]
+) -> None:
+    watched = OwnedObjects().watched(leader_worker_sets=lws)
+    assert [(w.kind.kind, w.label_selector) for w in watched] == expected
+
+
 @pytest.mark.parametrize(
     ("batches", "written", "expected"),
     [

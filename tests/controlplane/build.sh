@@ -1,56 +1,96 @@
 #!/usr/bin/env bash
-# Builds the test control plane (kube-apiserver, kube-controller-manager, etcd) from the Go
-# module in go/ into a cache folder keyed by the Kubernetes version and the module's pins,
-# puts beside them the LeaderWorkerSet CRD that the module pinned in lws/ ships
-# (leaderworkerset-crd.yaml), and prints that folder. A no-op (well under a second) when
-# they are there.
+# Builds what the control-plane tier runs, from three Go modules, each set into a cache folder
+# keyed by its version and its module's pins (so that changing one set's pins rebuilds that set
+# alone):
+#
+#   go/    kube-apiserver, kube-controller-manager, kube-scheduler, etcd   -> <k8s version>-<pins>/
+#   kwok/  kwok (the simulated nodes), beside the RBAC its module ships   -> kwok-<version>-<pins>/
+#   lws/   the LeaderWorkerSet controller (lws-controller), beside the
+#          config/ folder its module ships (CRDs, webhooks, RBAC)          -> lws-<version>-<pins>/
+#
+# and prints one line per set, `controlplane=<folder>`, `kwok=<folder>`, `lws=<folder>`. A no-op
+# (well under a second: no Go command runs) when everything is there; a program missing from a
+# folder (a new one, say) is built alone.
 #
 #   OME_CONTROLPLANE_CACHE   where the keyed folders live (default ~/.cache/ome-operator/controlplane)
 #   OME_CONTROLPLANE_GO      the go command (default: go); kube-apiserver 1.36 needs Go 1.26,
 #                            or Go 1.27 with GOEXPERIMENT=nojsonv2, which this script sets
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-module="$here/go"
 go=${OME_CONTROLPLANE_GO:-go}
-version=$(sed -n 's/^require k8s.io\/kubernetes \(v[0-9.]*\)$/\1/p; s/^\tk8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$module/go.mod" | head -n 1)
-[ -n "$version" ] || { echo "error: no k8s.io/kubernetes version in $module/go.mod" >&2; exit 1; }
-pins=$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-12)
 cache=${OME_CONTROLPLANE_CACHE:-$HOME/.cache/ome-operator/controlplane}
-out="$cache/$version-$pins"
-programs=(kube-apiserver kube-controller-manager etcd)
-ready() { for p in "${programs[@]}"; do [ -x "$out/$p" ] || return 1; done; }
-lws_pins=$(cat "$here/lws/go.mod" "$here/lws/go.sum" | sha256sum | cut -c1-12)
-crd_ready() { [ "$(cat "$out/leaderworkerset-crd.pins" 2>/dev/null)" = "$lws_pins" ]; }
 
-# The CRD of the LeaderWorkerSet project, as its Go module ships it (a download, no build).
-fetch_crd() {
-  local dir
-  dir=$(cd "$here/lws" && GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local \
-        "$go" mod download -json sigs.k8s.io/lws | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-  [ -n "$dir" ] || { echo "error: the Go module proxy did not serve sigs.k8s.io/lws (see $here/lws/go.mod)" >&2; exit 1; }
-  cp "$dir/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml" "$out/leaderworkerset-crd.yaml.partial"
-  chmod u+w "$out/leaderworkerset-crd.yaml.partial"
-  mv "$out/leaderworkerset-crd.yaml.partial" "$out/leaderworkerset-crd.yaml"
-  echo "$lws_pins" >"$out/leaderworkerset-crd.pins"
+# The version a module requires of $2 (a direct requirement of go.mod in folder $1).
+required() {
+  local found
+  found=$(sed -n "s|^require $2 \(v[0-9a-z.+-]*\)$|\1|p; s|^	$2 \(v[0-9a-z.+-]*\)$|\1|p" "$1/go.mod" | head -n 1)
+  [ -n "$found" ] || { echo "error: no $2 version in $1/go.mod" >&2; exit 1; }
+  echo "$found"
 }
+pins() { cat "$1/go.mod" "$1/go.sum" | sha256sum | cut -c1-12; }
 
-if ready && crd_ready; then echo "$out"; exit 0; fi
+k8s_version=$(required "$here/go" k8s.io/kubernetes)
+kwok_version=$(required "$here/kwok" sigs.k8s.io/kwok)
+lws_version=$(required "$here/lws" sigs.k8s.io/lws)
+controlplane="$cache/$k8s_version-$(pins "$here/go")"
+kwok="$cache/kwok-$kwok_version-$(pins "$here/kwok")"
+lws="$cache/lws-$lws_version-$(pins "$here/lws")"
+wanted=(
+  "$controlplane/kube-apiserver" "$controlplane/kube-controller-manager"
+  "$controlplane/kube-scheduler" "$controlplane/etcd"
+  "$kwok/kwok" "$kwok/rbac"
+  "$lws/lws-controller" "$lws/config"
+)
+ready() { for f in "${wanted[@]}"; do [ -e "$f" ] || return 1; done; }
+report() { printf 'controlplane=%s\nkwok=%s\nlws=%s\n' "$controlplane" "$kwok" "$lws"; }
+
+if ready; then report; exit 0; fi
 
 command -v "$go" >/dev/null || { echo "error: the control plane is built with Go 1.26 (or newer); '$go' is not on PATH" >&2; exit 1; }
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9                       # one build at a time; a second caller waits, then finds it built
-if ready; then crd_ready || fetch_crd; echo "$out"; exit 0; fi
-tmp="$out.partial"
-rm -rf "$tmp"; mkdir -p "$tmp"
-echo "building the control plane $version into $out (first time: about 8-12 minutes, 2-3 GB of memory)" >&2
-cd "$module"
+if ready; then report; exit 0; fi
+
 export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 case "$("$go" env GOVERSION)" in go1.2[7-9]*|go1.[3-9]*) export GOEXPERIMENT=nojsonv2 ;; esac
-ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2)"
-"$go" build -trimpath -ldflags "$ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-"$go" build -trimpath -ldflags "$ldflags" -o "$tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
-"$go" build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
-rm -rf "$out"; mv "$tmp" "$out"
-fetch_crd
-echo "$out"
+
+# build <module folder> <output file> <package> [ldflags]: a program, unless it is there.
+build() {
+  [ -x "$2" ] && return 0
+  mkdir -p "$(dirname "$2")"
+  echo "building $(basename "$2") from $3 into $(dirname "$2")" >&2
+  local started=$SECONDS
+  (cd "$1" && "$go" build -trimpath -ldflags "-s -w ${4:-}" -o "$2.partial" "$3")
+  mv "$2.partial" "$2"
+  echo "built $(basename "$2") in $((SECONDS - started)) s" >&2
+}
+
+# The first time: about 8-12 minutes for the control plane, 5-6 for KWOK, 8-10 for the
+# LeaderWorkerSet controller on 2 cores (2-3 GB of memory, a 6 GB Go build cache).
+k8s="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1"
+k8s="$k8s -X k8s.io/component-base/version.gitMinor=$(echo "$k8s_version" | cut -d. -f2)"
+build "$here/go" "$controlplane/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$k8s"
+build "$here/go" "$controlplane/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager "$k8s"
+build "$here/go" "$controlplane/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler "$k8s"
+build "$here/go" "$controlplane/etcd" go.etcd.io/etcd/server/v3
+build "$here/kwok" "$kwok/kwok" sigs.k8s.io/kwok/cmd/kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_version"
+build "$here/lws" "$lws/lws-controller" sigs.k8s.io/lws/cmd "-X sigs.k8s.io/lws/pkg/version.GitVersion=$lws_version"
+
+# ship <module folder> <module> <folder in it> <copy>: a folder as the module ships it (a
+# download: the build above already has it), unless it is there.
+ship() {
+  [ -e "$4" ] && return 0
+  local dir
+  dir=$(cd "$1" && "$go" mod download -json "$2" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [ -n "$dir" ] || { echo "error: the Go module proxy did not serve $2 (see $1/go.mod)" >&2; exit 1; }
+  rm -rf "$4.partial"
+  cp -r "$dir/$3" "$4.partial"
+  chmod -R u+w "$4.partial"
+  mv "$4.partial" "$4"
+}
+# KWOK's RBAC (its ClusterRole and ServiceAccount); the LeaderWorkerSet project's config/: its
+# CRDs (crd/bases), webhook configurations (webhook/), RBAC (rbac/).
+ship "$here/kwok" sigs.k8s.io/kwok kustomize/rbac "$kwok/rbac"
+ship "$here/lws" sigs.k8s.io/lws config "$lws/config"
+report

@@ -1,5 +1,6 @@
-"""Fixtures of the control-plane tier: one real control plane per pytest run, the operator
-installed from ``manifests/``, a fresh namespace per test and the real ``ome-operator run``."""
+"""Fixtures of the control-plane tier: one real control plane per pytest run (with the scheduler,
+four KWOK GPU nodes and the real LeaderWorkerSet controller), the operator installed from
+``manifests/``, a fresh namespace per test, the real ``ome-operator run``, and the nodes."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import pytest
 from ome_operator.controller.workers import UNEXPECTED_ERROR
 from tests.support.control_plane import running_control_plane
 from tests.support.installed_cluster import Cluster
+from tests.support.kwok_nodes import KwokNodes, running_kwok_nodes
+from tests.support.leader_worker_set_controller import running_leader_worker_set_controller
 from tests.support.operator_process import OperatorProcess
 
 _counter = itertools.count()
@@ -25,10 +28,25 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     folder = tmp_path_factory.mktemp("controlplane")
     with running_control_plane(folder) as plane:
         installed = Cluster.install(plane, folder)
-        yield installed
-        # The network rule, by construction: nothing in the cluster may make the API server
-        # dial a Service (a ClusterIP), whatever the tests installed.
-        assert installed.service_references() == []
+        with (
+            running_leader_worker_set_controller(plane, folder),
+            running_kwok_nodes(plane, folder) as nodes,
+        ):
+            installed.nodes = nodes
+            yield installed
+            # The network rule, by construction: nothing in the cluster may make the API
+            # server dial a Service (a ClusterIP), whatever the tests installed.
+            assert installed.service_references() == []
+
+
+@pytest.fixture
+def nodes(cluster: Cluster) -> Iterator[KwokNodes]:
+    """The four GPU nodes, every GPU free (no earlier test's pod left); after the test, as they
+    started (reachable, schedulable, without the labels it added)."""
+    assert cluster.nodes is not None
+    cluster.nodes.wait_released()
+    yield cluster.nodes
+    cluster.nodes.reset()
 
 
 def _unexpected_lines(folder: pathlib.Path, seen: dict[pathlib.Path, int]) -> list[str]:

@@ -1,7 +1,12 @@
-"""OMENative on a real API server (the tests act as the kubelet, through ``pods/status``): the
-InferenceReplica controller makes exactly the pods ``render`` prints, keeps them by index,
-recreates a whole Instance when a pod goes, and its readiness reaches the InferenceService;
-deleting the InferenceService removes every pod through the garbage collector."""
+"""OMENative on a real API server: the InferenceReplica controller makes exactly the pods
+``render`` prints, keeps them by index, recreates a whole Instance when a pod goes, and its
+readiness reaches the InferenceService; deleting the InferenceService removes every pod through
+the garbage collector.
+
+Readiness comes from real scheduling and the KWOK nodes acting as kubelets. Two tests still act
+as the kubelet of a pod no node was found for (its pods wait for a node labelled for their
+model), through ``pods/status``, where a node cannot be told to: one pod's phase turned
+``Failed``, and one chosen pod of identical ones made ready."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from tests.controlplane.scenarios import (
     status,
 )
 from tests.support.installed_cluster import ISVC, PDB, REPLICA, SERVICE, eventually
+from tests.support.kwok_nodes import model_label
 
 pytestmark = pytest.mark.controlplane
 
@@ -152,21 +158,24 @@ def test_the_pods_services_and_budget_are_the_ones_render_prints(
     }
 
 
-def test_readiness_reaches_the_replica_and_the_inference_service(cluster, namespace, operator):
+def test_readiness_reaches_the_replica_and_the_inference_service(
+    cluster, namespace, operator, nodes
+):
     seed(cluster, namespace, isvc(namespace, deploymentMode="OMENative", engine=LEADER_WORKER))
     eventually(lambda: sorted(pods(cluster, namespace)) == MULTI)
-    mismatch = (
+    waiting = (
         "False",
-        "ReplicaCountMismatch",
-        "0/1 Instances serving, need 1 (no rollout in flight)",
+        "PodsUnschedulable",
+        "3 of 3 pods cannot be scheduled: no node has model llama ready (node label "
+        f"{model_label('llama', namespace)}=Ready); OME's model agent sets it",
     )
     eventually(
-        lambda: condition(cluster.stored(REPLICA, namespace, "chat-engine"), "Ready") == mismatch
+        lambda: condition(cluster.stored(REPLICA, namespace, "chat-engine"), "Ready") == waiting
     )
 
-    for name in MULTI:
-        kubelet(cluster, namespace, name)
-    eventually(lambda: {gate(p) for p in pods(cluster, namespace).values()} == {"True"})
+    nodes.label_for_model("llama", namespace)  # scheduled; KWOK runs them as a kubelet would
+
+    eventually(lambda: {gate(p) for p in pods(cluster, namespace).values()} == {"True"}, 60)
     eventually(
         lambda: (
             condition(cluster.stored(REPLICA, namespace, "chat-engine"), "Ready")
@@ -184,14 +193,19 @@ def test_readiness_reaches_the_replica_and_the_inference_service(cluster, namesp
     lifecycle = status(cluster, namespace, "chat")["components"]["engine"]["lifecycle"]
     assert (lifecycle["readyReplicas"], lifecycle["servingReplicas"]) == (1, 1)
 
-    kubelet(cluster, namespace, MULTI[2], ready=False)
-    eventually(lambda: {gate(p) for p in pods(cluster, namespace).values()} == {"False"})
-    eventually(
+    # A worker's node stops answering: the whole Instance leaves the Services.
+    lost = pods(cluster, namespace)[MULTI[2]]["spec"]["nodeName"]
+    nodes.make_unreachable(lost)
+
+    eventually(lambda: {gate(p) for p in pods(cluster, namespace).values()} == {"False"}, 60)
+    engine = eventually(
         lambda: (
-            condition(cluster.stored(ISVC, namespace, "chat"), "EngineReady")
-            == ("False", "InsufficientAvailable", "0/1 Instances serving, need 1")
+            (found := condition(cluster.stored(ISVC, namespace, "chat"), "EngineReady"))
+            and found[:2] == ("False", "NodeLost")
+            and found
         )
     )
+    assert f"node {lost} does not answer" in engine[2]
 
 
 def test_a_deleted_worker_recreates_its_whole_instance(cluster, namespace, operator):

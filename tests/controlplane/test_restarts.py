@@ -32,7 +32,12 @@ def test_the_operator_carries_on_after_an_api_server_restart(cluster, namespace,
 
 
 def _advisories(cluster, namespace: str) -> list[dict]:
-    return [e for e in cluster.list(EVENT, namespace) if e["involvedObject"]["name"] == "advised"]
+    return [
+        e
+        for e in cluster.list(EVENT, namespace)
+        if e["involvedObject"]["name"] == "advised"
+        and e["reason"] == "RuntimeCompatibilityAdvisory"
+    ]
 
 
 def test_a_restarted_operator_writes_nothing_over_a_converged_cluster(cluster, namespace):

@@ -86,7 +86,8 @@ def test_a_converged_operator_writes_nothing_when_re_queued(cluster, namespace, 
     assert cluster.quiet_writes(namespace, 5.0) == []
 
 
-def test_quantities_are_stored_normalised_and_left_alone(cluster, namespace, operator):
+def test_quantities_are_stored_normalised_and_left_alone(cluster, namespace, operator, nodes):
+    nodes.label_for_model("llama", namespace)  # its pods serve through the roll below
     seed(cluster, namespace, isvc(namespace))
     deployment = eventually(lambda: cluster.get(DEPLOYMENT, namespace, "chat-engine"))
     converged(cluster, namespace)
@@ -126,7 +127,7 @@ def test_observed_generation_is_the_inference_service_generation(cluster, namesp
     assert cluster.stored(ISVC, namespace, "chat")["metadata"]["generation"] == 2
 
 
-def test_a_router_in_multinode_fails_its_component_with_a_log_line_and_no_event(
+def test_a_router_in_multinode_fails_its_component_with_a_log_line_a_condition_and_an_event(
     cluster, namespace, operator
 ):
     router = {"annotations": {"ome.io/deploymentMode": "MultiNode"}, "runner": {"image": "r:1"}}
@@ -141,8 +142,19 @@ def test_a_router_in_multinode_fails_its_component_with_a_log_line_and_no_event(
         ]
     )
     assert records[0]["component"] == "router"
+    said = "router component: invalid deployment mode for router"
+    eventually(
+        lambda: (
+            [
+                (e["type"], e["reason"], e["message"])
+                for e in cluster.list("v1/events", namespace)
+                if e["involvedObject"]["kind"] == "InferenceService"
+            ]
+            == [("Warning", "InvalidDeploymentMode", said)]
+        )
+    )
+    conditions = {c["type"]: c for c in status(cluster, namespace, "chat")["conditions"]}
     assert [
-        e
-        for e in cluster.list("v1/events", namespace)
-        if e["involvedObject"]["kind"] == "InferenceService"
-    ] == []
+        (conditions[kind]["status"], conditions[kind]["reason"], conditions[kind]["message"])
+        for kind in ("RouterReady", "Ready")
+    ] == [("False", "InvalidDeploymentMode", said)] * 2

@@ -121,15 +121,39 @@ async def test_an_invalid_component_mode_fails_that_component_and_later_ones_onl
         }
     ] * len(found)
     assert owned_objects(kube) == engine_objects("chat")  # nothing later, no entry Service
-    assert events_for(kube, "chat") == []
-    assert status_writes(kube, "chat") == 0
-    assert status_of(kube, "chat") == {}
+    # No silent stop: the component's condition and Ready say why, and one event, however
+    # many passes fail the same way.
+    told = f"{component} component: invalid deployment mode for {component}"
+    failed = {"status": "False", "reason": "InvalidDeploymentMode", "message": told}
+    kinds = sorted([f"{component.capitalize()}Ready", "Ready"])
+    assert [event_summary(e) for e in events_for(kube, "chat")] == [
+        {
+            "type": "Warning",
+            "reason": "InvalidDeploymentMode",
+            "message": told,
+            "involvedObject": {
+                "apiVersion": "ome.io/v1beta1",
+                "kind": "InferenceService",
+                "namespace": "default",
+                "name": "chat",
+            },
+            "source": {"component": "v1beta1Controllers"},
+        }
+    ]
+    assert status_writes(kube, "chat") == 1
+    status = status_of(kube, "chat")
+    assert (list(status), without_times(status["conditions"])) == (
+        ["conditions"],
+        [{"type": kind, **failed} for kind in kinds],
+    )
 
     runner = {**RUNNER, "image": "vllm:2"}
     await patch(kube, CSR, None, "vllm", {"spec": {"engineConfig": {"runner": runner}}})
     await eventually(lambda: engine_image(kube) == "vllm:2")  # the engine is still reconciled
+    await settle(kube, operator)
     assert owned_objects(kube) == engine_objects("chat")
-    assert status_writes(kube, "chat") == 0
+    assert status_writes(kube, "chat") == 1  # the same failure: nothing new to write
+    assert len(events_for(kube, "chat")) == 1
 
 
 @pytest.mark.parametrize(

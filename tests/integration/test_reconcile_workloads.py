@@ -148,7 +148,7 @@ async def test_engine_readiness_mirrors_the_deployment_available_condition(kube,
         "address": {"url": url},
         "components": {
             "engine": {
-                "url": "http://chat-engine.default.svc.cluster.local",
+                "url": "http://chat-engine.default.svc.cluster.local:8080",
                 "deploymentMode": "RawDeployment",
                 "deploymentModeSource": "Default",
                 "scaleTargetRef": scale_target,

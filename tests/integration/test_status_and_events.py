@@ -1,5 +1,6 @@
 """Events and the RuntimeReady condition as the real operator posts and writes them (S8, S2.12,
-S2.13, S2.14, S3.7): exact texts, posted once per decision (OPEN-09), ``v1beta1Controllers``."""
+S2.13, S2.14, S3.7): exact texts, posted once per decision (OPEN-09), ``v1beta1Controllers``;
+and the cause a component's pods show, in its condition and one event."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ from tests.integration.observing import (
     DEPLOYMENT,
     MODEL_STORAGE,
     RUNNER,
+    condition_of,
     event_summary,
     events_for,
+    make_available,
     owned_objects,
+    patch,
     record_passes,
     seed,
     settle,
@@ -255,3 +259,76 @@ async def test_a_resolved_runtime_adds_no_runtime_ready_condition(kube, operator
         "Ready",
     ]
     assert events_for(kube, "chat") == []
+
+
+STUCK = (
+    "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are "
+    "available: 3 No preemption victims found for incoming pod."
+)
+
+
+async def test_a_deployment_whose_pods_cannot_be_scheduled_says_so_once(kube, operator):
+    await seed(kube, operator, VLLM, LLAMA)
+    await apply_object(kube, isvc_manifest("chat"))
+    await eventually(lambda: stored(kube, DEPLOYMENT, "default", "chat-engine"))
+
+    # What the Deployment controller creates and the scheduler leaves of a pod it cannot place.
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "chat-engine-5d8f9-x2x7q",
+            "namespace": "default",
+            "labels": {"ome.io/inferenceservice": "chat", "component": "engine"},
+        },
+        "spec": {"containers": [{"name": "ome-container", "image": "vllm:1"}]},
+    }
+    await apply_object(kube, pod)
+    scheduled = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+    status = {"phase": "Pending", "conditions": [{**scheduled, "message": STUCK}]}
+    await patch(
+        kube,
+        "v1/pods",
+        "default",
+        pod["metadata"]["name"],
+        {"status": status},
+        subresource="status",
+    )
+    await eventually(
+        lambda: (
+            (condition_of(kube, "chat", "EngineReady") or {}).get("reason") == "PodsUnschedulable"
+        )
+    )
+    operator.controller.requeue()  # another pass with the same cause
+    await settle(kube, operator)
+
+    told = f"1 of 1 pods cannot be scheduled: {STUCK}"
+    unschedulable = {"status": "False", "reason": "PodsUnschedulable", "message": told}
+    assert without_times(status_of(kube, "chat")["conditions"]) == [
+        {"type": "EngineReady", **unschedulable},
+        {"type": "IngressReady", "status": "True", "reason": "IngressDisabled"},
+        {"type": "Ready", **unschedulable},
+    ]
+    assert [event_summary(e) for e in events_for(kube, "chat")] == [
+        {
+            "type": "Warning",
+            "reason": "PodsUnschedulable",
+            "message": f"engine component: {told}",
+            "involvedObject": {
+                "apiVersion": "ome.io/v1beta1",
+                "kind": "InferenceService",
+                "namespace": "default",
+                "name": "chat",
+            },
+            "source": {"component": "v1beta1Controllers"},
+        }
+    ]
+
+    await make_available(kube, "default", "chat-engine")
+    await eventually(lambda: status_of(kube, "chat")["conditions"][0]["status"] == "True")
+    assert without_times(status_of(kube, "chat")["conditions"])[0] == {
+        "type": "EngineReady",
+        "status": "True",
+        "reason": "MinimumReplicasAvailable",
+        "message": "Deployment has minimum availability.",
+    }

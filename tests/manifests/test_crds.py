@@ -34,10 +34,12 @@ def _version(plural: str) -> dict[str, Any]:
     return version
 
 
-def _columns(plural: str) -> list[tuple[str, str, str]]:
+def _columns(plural: str, priority: int = 0) -> list[tuple[str, str, str]]:
+    """The columns ``kubectl get`` prints (priority 0), or those only ``-o wide`` adds."""
     return [
         (c["name"].upper(), c["jsonPath"], c["type"])
         for c in _version(plural).get("additionalPrinterColumns", [])
+        if c.get("priority", 0) == priority
     ]
 
 
@@ -71,20 +73,25 @@ def test_each_kind_is_served_and_stored_as_ome_io_v1beta1(
     assert ("status" in version.get("subresources", {})) is status
 
 
-def test_inference_service_columns_keep_v13_and_add_engine_mode_and_selected_runtime() -> None:
-    traffic = ".status.components.engine.traffic"
+def test_inference_service_columns_add_engine_mode_and_selected_runtime() -> None:
     assert _columns("inferenceservices") == [
         ("URL", ".status.url", "string"),
         ("READY", ".status.conditions[?(@.type=='Ready')].status", "string"),
         ("BASEMODEL", ".spec.model.name", "string"),
         ("RUNTIME", ".spec.runtime.name", "string"),
+        ("ENGINE-MODE", ".status.components.engine.deploymentMode", "string"),
+        ("SELECTED-RUNTIME", ".status.runtime.name", "string"),
+        ("AGE", ".metadata.creationTimestamp", "date"),
+    ]
+
+
+def test_the_traffic_columns_the_operator_never_fills_are_in_wide_output_only() -> None:
+    traffic = ".status.components.engine.traffic"
+    assert _columns("inferenceservices", priority=1) == [
         ("PREV", f"{traffic}[?(@.tag=='prev')].percent", "integer"),
         ("LATEST", f"{traffic}[?(@.latestRevision==true)].percent", "integer"),
         ("PREVROLLEDOUTREVISION", f"{traffic}[?(@.tag=='prev')].revisionName", "string"),
         ("LATESTREADYREVISION", f"{traffic}[?(@.latestRevision==true)].revisionName", "string"),
-        ("ENGINE-MODE", ".status.components.engine.deploymentMode", "string"),
-        ("SELECTED-RUNTIME", ".status.runtime.name", "string"),
-        ("AGE", ".metadata.creationTimestamp", "date"),
     ]
 
 

@@ -1,23 +1,22 @@
-"""A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager.
+"""A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler.
 
 Built from Go modules by ``tests/controlplane/build.sh`` (cached by version). Everything listens
 on 127.0.0.1 and the service CIDR is inside 127.0.0.0/8, so no ClusterIP ever leaves the machine.
 The API server authenticates static tokens (an admin in ``system:masters``, the controller
-manager) and ServiceAccount tokens, authorizes with RBAC, and writes a JSON audit log at the
-``Metadata`` level: the record of every request, by user, verb and resource.
+manager, the scheduler) and ServiceAccount tokens, authorizes with RBAC, and writes a JSON audit
+log at the ``Metadata`` level: the record of every request, by user, verb and resource. Nodes
+(KWOK) and the LeaderWorkerSet controller run beside it: ``kwok_nodes`` and
+``leader_worker_set_controller``.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import datetime
-import ipaddress
 import json
 import os
 import pathlib
-import signal
-import socket
 import ssl
 import subprocess
 import time
@@ -28,16 +27,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
+
+from tests.support.certificates import write_control_plane_certificates
+from tests.support.local_processes import Process, free_port, free_ports, write_kubeconfig
+
+__all__ = ["Binaries", "ControlPlane", "Process", "build_binaries", "free_port", "free_ports"]
+__all__ += ["running_control_plane", "user_requests", "write_kubeconfig"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "tests" / "controlplane" / "build.sh"
 SERVICE_CIDR = "127.1.0.0/16"
 ADMIN = "admin"
 CONTROLLER_MANAGER = "system:kube-controller-manager"
+#: The scheduler's user: the built-in ClusterRoles system:kube-scheduler and
+#: system:volume-scheduler are bound to it.
+SCHEDULER = "system:kube-scheduler"
+#: The controllers kube-controller-manager runs: the workload controllers the operator's objects
+#: need (Deployments, LeaderWorkerSets' StatefulSets, budgets, HPAs), the garbage collector and
+#: namespace deletion, ServiceAccounts, and node failure (node lifecycle, taint eviction, pod GC).
+#: horizontalpodautoscaling starts without a metrics server (it logs an error per HPA it syncs).
+CONTROLLERS = (
+    "garbagecollector,namespace,serviceaccount,serviceaccount-token,deployment,replicaset,"
+    "disruption,statefulset,podgc,nodelifecycle,taint-eviction-controller,"
+    "horizontalpodautoscaling"
+)
+#: A node whose lease is not renewed for the grace period is Unknown (NotReady), its pods
+#: Ready=False: checked every second, after 12 s (the kubelet's defaults are 5 s and 50 s with a
+#: 10 s lease renewal; KWOK renews every 2.5 s here, see kwok_nodes.LEASE_SECONDS).
+NODE_MONITOR = ("--node-monitor-period=1s", "--node-monitor-grace-period=12s")
 AUDIT_POLICY = {
     "apiVersion": "audit.k8s.io/v1",
     "kind": "Policy",
@@ -46,135 +63,27 @@ AUDIT_POLICY = {
 }
 
 
-def build_binaries() -> pathlib.Path:
-    """The folder holding kube-apiserver, kube-controller-manager and etcd (built if absent)."""
+@dataclass(frozen=True)
+class Binaries:
+    """The folders ``build.sh`` prints: each set cached by its own version and pins."""
+
+    #: kube-apiserver, kube-controller-manager, kube-scheduler, etcd.
+    controlplane: pathlib.Path
+    #: kwok, and rbac/ (KWOK's ClusterRole and ServiceAccount).
+    kwok: pathlib.Path
+    #: lws-controller, and config/ (the LeaderWorkerSet CRDs, webhooks, RBAC).
+    lws: pathlib.Path
+
+
+def build_binaries() -> Binaries:
+    """Build what is absent (a no-op when everything is cached) and name the folders."""
     done = subprocess.run(
         ["bash", str(BUILD_SCRIPT)], check=True, stdout=subprocess.PIPE, text=True
     )
-    return pathlib.Path(done.stdout.strip().splitlines()[-1])
-
-
-def free_port() -> int:
-    return free_ports(1)[0]
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free ports on 127.0.0.1: held open together while they are picked,
-    so that no two of them are the same (one at a time, the kernel may hand a port out twice)."""
-    with contextlib.ExitStack() as held:
-        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-
-
-def _pem(obj: Any) -> bytes:
-    return obj.public_bytes(serialization.Encoding.PEM)
-
-
-def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
+    folders = dict(line.split("=", 1) for line in done.stdout.strip().splitlines() if "=" in line)
+    return Binaries(
+        **{name: pathlib.Path(folders[name]) for name in ("controlplane", "kwok", "lws")}
     )
-
-
-def _certificates(folder: pathlib.Path) -> None:
-    """A CA, the API server's serving certificate for 127.0.0.1, the ServiceAccount key pair."""
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ome-test-ca")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + datetime.timedelta(days=7))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    serving = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + datetime.timedelta(days=7))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [
-                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                    x509.IPAddress(ipaddress.ip_address("127.1.0.1")),
-                    x509.DNSName("localhost"),
-                    x509.DNSName("kubernetes.default.svc"),
-                ]
-            ),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    (folder / "ca.crt").write_bytes(_pem(ca))
-    (folder / "apiserver.crt").write_bytes(_pem(serving))
-    (folder / "apiserver.key").write_bytes(_key_pem(key))
-    (folder / "sa.key").write_bytes(_key_pem(sa_key))
-    (folder / "sa.pub").write_bytes(
-        sa_key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
-
-
-def write_kubeconfig(
-    path: pathlib.Path, server: str, ca_file: pathlib.Path, token: str, namespace: str = "default"
-) -> pathlib.Path:
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {"name": "test", "cluster": {"server": server, "certificate-authority": str(ca_file)}}
-        ],
-        "users": [{"name": "user", "user": {"token": token}}],
-        "contexts": [
-            {"name": "test", "context": {"cluster": "test", "user": "user", "namespace": namespace}}
-        ],
-        "current-context": "test",
-    }
-    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    return path
-
-
-@dataclass
-class _Process:
-    name: str
-    argv: list[str]
-    log: pathlib.Path
-    popen: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log.open("ab") as log:
-            self.popen = subprocess.Popen(
-                self.argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-
-    def stop(self, grace: float = 30.0) -> None:
-        if self.popen is None or self.popen.poll() is not None:
-            return
-        self.popen.send_signal(signal.SIGTERM)
-        try:
-            self.popen.wait(grace)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait(10)
-
-    def tail(self, lines: int = 30) -> str:
-        text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
 
 
 @dataclass
@@ -182,10 +91,10 @@ class ControlPlane:
     """A running control plane; ``url`` is its API server, ``admin_token`` a cluster admin."""
 
     folder: pathlib.Path
-    binaries: pathlib.Path
+    binaries: Binaries
     url: str = ""
     admin_token: str = ""
-    _processes: dict[str, _Process] = field(default_factory=dict)
+    _processes: dict[str, Process] = field(default_factory=dict)
 
     @property
     def ca_file(self) -> pathlib.Path:
@@ -203,26 +112,31 @@ class ControlPlane:
 
     def start(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        _certificates(self.folder)
-        self.admin_token = base64.b32encode(os.urandom(20)).decode().lower()
-        kcm_token = base64.b32encode(os.urandom(20)).decode().lower()
+        write_control_plane_certificates(self.folder)
+        self.admin_token, kcm_token, scheduler_token = (
+            base64.b32encode(os.urandom(20)).decode().lower() for _ in range(3)
+        )
         (self.folder / "tokens.csv").write_text(
             f'{self.admin_token},{ADMIN},admin-uid,"system:masters"\n'
-            f"{kcm_token},{CONTROLLER_MANAGER},kcm-uid\n",
+            f"{kcm_token},{CONTROLLER_MANAGER},kcm-uid\n"
+            f"{scheduler_token},{SCHEDULER},scheduler-uid\n",
             encoding="utf-8",
         )
         (self.folder / "audit-policy.yaml").write_text(yaml.safe_dump(AUDIT_POLICY))
-        client, peer, secure = free_ports(3)
+        client, peer, secure, scheduler = free_ports(4)
         self.url = f"https://127.0.0.1:{secure}"
         write_kubeconfig(self.admin_kubeconfig, self.url, self.ca_file, self.admin_token)
         write_kubeconfig(
             self.folder / "kcm.kubeconfig", self.url, self.ca_file, kcm_token, "kube-system"
         )
+        write_kubeconfig(
+            self.folder / "scheduler.kubeconfig", self.url, self.ca_file, scheduler_token
+        )
         etcd = f"http://127.0.0.1:{client}"
         self._add(
             "etcd",
             [
-                str(self.binaries / "etcd"),
+                str(self.binaries.controlplane / "etcd"),
                 "--name=test",
                 f"--data-dir={self.folder / 'etcd'}",
                 f"--listen-client-urls={etcd}",
@@ -239,10 +153,10 @@ class ControlPlane:
         self._add(
             "kube-controller-manager",
             [
-                str(self.binaries / "kube-controller-manager"),
+                str(self.binaries.controlplane / "kube-controller-manager"),
                 f"--kubeconfig={self.folder / 'kcm.kubeconfig'}",
-                "--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token,"
-                "deployment,replicaset,disruption",
+                f"--controllers={CONTROLLERS}",
+                *NODE_MONITOR,
                 "--use-service-account-credentials=true",
                 "--leader-elect=false",
                 "--bind-address=127.0.0.1",
@@ -257,13 +171,40 @@ class ControlPlane:
         self._wait_for_etcd(client)
         self._processes["kube-apiserver"].start()
         self.wait_ready()
+        self._add("kube-scheduler", self._scheduler_argv(scheduler))
         self._processes["kube-controller-manager"].start()
+        self._processes["kube-scheduler"].start()
         self._wait_for_default_service_account()
+        self._wait_for_scheduler(scheduler)
+
+    def _scheduler_argv(self, port: int) -> list[str]:
+        """kube-scheduler as ``system:kube-scheduler``, one instance (no leader election),
+        serving its health checks on 127.0.0.1 only. Its back-off for a pod that failed to
+        schedule is 1 s, at most 2 s (defaults: 1 s and 10 s), so a pod is placed soon after a
+        test labels a node for it."""
+        config = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(self.folder / "scheduler.kubeconfig")},
+            "leaderElection": {"leaderElect": False},
+            "podInitialBackoffSeconds": 1,
+            "podMaxBackoffSeconds": 2,
+        }
+        path = self.folder / "scheduler-config.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        return [
+            str(self.binaries.controlplane / "kube-scheduler"),
+            f"--config={path}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--cert-dir={self.folder / 'kube-scheduler-certs'}",
+            "--v=1",
+        ]
 
     def _apiserver_argv(self, etcd: str, port: int) -> list[str]:
         folder = self.folder
         return [
-            str(self.binaries / "kube-apiserver"),
+            str(self.binaries.controlplane / "kube-apiserver"),
             f"--etcd-servers={etcd}",
             "--bind-address=127.0.0.1",
             "--advertise-address=127.0.0.1",
@@ -289,10 +230,10 @@ class ControlPlane:
         ]
 
     def _add(self, name: str, argv: list[str]) -> None:
-        self._processes[name] = _Process(name, argv, self.folder / f"{name}.log")
+        self._processes[name] = Process(name, argv, self.folder / f"{name}.log")
 
     def stop(self) -> None:
-        for name in ("kube-controller-manager", "kube-apiserver", "etcd"):
+        for name in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
             if name in self._processes:
                 self._processes[name].stop(grace=10)
 
@@ -335,6 +276,17 @@ class ControlPlane:
             "kube-apiserver did not become ready",
             timeout,
         )
+
+    def _wait_for_scheduler(self, port: int) -> None:
+        def healthy() -> bool:
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE  # its own self-signed certificate
+            url = f"https://127.0.0.1:{port}/healthz"
+            with urllib.request.urlopen(url, context=context, timeout=2) as answer:
+                return answer.status == 200
+
+        self._wait(healthy, "kube-scheduler did not become healthy", 60.0)
 
     def _wait_for_default_service_account(self) -> None:
         self._wait(

@@ -14,7 +14,7 @@ import pathlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -24,6 +24,10 @@ from tests.support.control_plane import (
     user_requests,
     write_kubeconfig,
 )
+from tests.support.leader_worker_set_controller import install_crds
+
+if TYPE_CHECKING:
+    from tests.support.kwok_nodes import KwokNodes
 
 T = TypeVar("T")
 
@@ -148,16 +152,15 @@ class Cluster:
     folder: pathlib.Path
     webhook_port: int
     operator_kubeconfig: pathlib.Path
+    #: The tier's GPU nodes (``kwok_nodes``), once they run.
+    nodes: KwokNodes | None = None
 
     @classmethod
     def install(cls, plane: ControlPlane, folder: pathlib.Path) -> Cluster:
         """``kubectl apply -k`` of the shipped install (manifests/kustomization.yaml) through an
-        overlay that points the webhook at loopback, after the LeaderWorkerSet project's own CRD
-        (server-side: at 1.3 MB it is over the limit of a client-side apply's annotation); a
-        kubeconfig with a token of the operator's ServiceAccount."""
-        plane.kubectl(
-            "apply", "--server-side", "-f", str(plane.binaries / "leaderworkerset-crd.yaml")
-        )
+        overlay that points the webhook at loopback, after the LeaderWorkerSet project's own
+        CRDs; a kubeconfig with a token of the operator's ServiceAccount."""
+        install_crds(plane)
         port = free_port()
         overlay = loopback_overlay(folder / "install", port)
         plane.kubectl("apply", "-k", str(overlay))

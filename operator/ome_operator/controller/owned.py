@@ -3,7 +3,9 @@
 One ``KindCache`` per kind the operator writes, fed on the event loop with the messages of
 ``cluster.informing``. Objects labelled ``ome.io/inferenceservice`` are found by their owner;
 PodDisruptionBudgets are watched whether labelled or not and found by name, since a same-named
-budget the operator did not create fails preflight (S5.5). Every change to a labelled object is
+budget the operator did not create fails preflight (S5.5). The pods of Deployments and
+LeaderWorkerSets are held too, found by their InferenceService, for why a component does not
+serve (OMENative pods are the InferenceReplica controller's). Every change to a labelled object is
 reported to ``on_change`` (the controller re-queues the owner unless it echoes its own write);
 after a relist, so is whatever changed while the watch was down. The first listing reports
 nothing: every InferenceService is reconciled at start anyway.
@@ -112,10 +114,15 @@ class OwnedObjects:
     #: Kinds found by owner, then the one also watched unlabelled and found by name.
     LABELLED = ("Deployment", "Service", "InferenceReplica", "LeaderWorkerSet")
     BUDGETS = "PodDisruptionBudget"
+    #: Pods, read (never written) for why a component does not serve.
+    PODS = "Pod"
+    #: The pods held: an InferenceService's, but not OMENative ones.
+    POD_SELECTOR = f"{OWNER_LABEL},ome.io/managed-by!=OMENative"
 
     def __init__(self) -> None:
         self.caches = {
-            kind: KindCache(kind, self._report) for kind in (*self.LABELLED, self.BUDGETS)
+            kind: KindCache(kind, self._report)
+            for kind in (*self.LABELLED, self.BUDGETS, self.PODS)
         }
         #: Told of every change to a labelled object (set by the controller).
         self.on_change: OwnerChange | None = None
@@ -168,15 +175,21 @@ class OwnedObjects:
                 found[(self.BUDGETS, name)] = budget
         return found
 
+    def pods(self, namespace: str, isvc: str) -> dict[str, tuple[dict[str, Any], ...]]:
+        """component -> the pods of ``isvc``'s Deployments and LeaderWorkerSets, by name."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        for pod in self.caches[self.PODS].owned_by(namespace, isvc).values():
+            component = ((pod.get("metadata") or {}).get("labels") or {}).get("component")
+            if isinstance(component, str):
+                found.setdefault(component, []).append(pod)
+        return {component: tuple(pods) for component, pods in sorted(found.items())}
+
     def watched(self, *, leader_worker_sets: bool = True) -> list[Watched]:
         """What to watch for these caches; a kind that is not installed (the LeaderWorkerSet
         API) holds nothing and is not watched."""
+        selectors = {self.BUDGETS: None, self.PODS: self.POD_SELECTOR}
         return [
-            Watched(
-                resource_named(kind),
-                cache,
-                label_selector=None if kind == self.BUDGETS else OWNER_LABEL,
-            )
+            Watched(resource_named(kind), cache, label_selector=selectors.get(kind, OWNER_LABEL))
             for kind, cache in self.caches.items()
             if leader_worker_sets or kind != "LeaderWorkerSet"
         ]

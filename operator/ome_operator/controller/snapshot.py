@@ -107,6 +107,7 @@ def snapshot_for(
         runtimes=caches.runtimes(isvc.namespace),
         models=caches.models(isvc.namespace, model),
         existing=caches.objects.existing(isvc.namespace, isvc.name, components),
+        pods=caches.objects.pods(isvc.namespace, isvc.name),
         leader_worker_set_installed=lws_installed,
         now=now,
     )

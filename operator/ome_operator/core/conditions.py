@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .pod_health import CAUSES, Cause, find_condition
+
 __all__ = [
     "COMPONENT_CONDITION",
     "RECONCILE_FAILED",
@@ -28,10 +30,6 @@ RECONCILE_FAILED = "ReconcileFailed"
 
 #: The condition each component's readiness is reported under.
 COMPONENT_CONDITION = {"engine": "EngineReady", "decoder": "DecoderReady", "router": "RouterReady"}
-
-
-def find_condition(conditions: Iterable[Mapping[str, Any]], kind: str) -> Mapping[str, Any] | None:
-    return next((c for c in conditions if c.get("type") == kind), None)
 
 
 def condition(
@@ -58,13 +56,18 @@ def condition(
 
 
 def _mirror(component: str, workload: Mapping[str, Any] | None) -> tuple[str, str, str]:
-    """S5.2/S5.3 (OPEN-16): copy the workload's ``Available`` condition, or ``Initializing``."""
-    found = find_condition(
-        ((workload or {}).get("status") or {}).get("conditions") or [], "Available"
-    )
+    """Copy the workload's ``Available`` condition, or ``Initializing``. A LeaderWorkerSet's
+    reason is copied only with a True status: it keeps ``AllGroupsReady`` when it turns False
+    during a roll, so a False one is told in the operator's words, from its counts."""
+    status = (workload or {}).get("status") or {}
+    found = find_condition(status.get("conditions") or [], "Available")
     if found is None:
         return "False", "Initializing", f"{component} component initializing"
-    return found.get("status", "Unknown"), found.get("reason", ""), found.get("message", "")
+    state = found.get("status", "Unknown")
+    if state != "True" and (workload or {}).get("kind") == "LeaderWorkerSet":
+        ready, total = _count(status, "readyReplicas"), _count(status, "replicas")
+        return state, "GroupsNotReady", f"{ready}/{total} leader-worker groups ready"
+    return state, found.get("reason", ""), found.get("message", "")
 
 
 def omenative_counts(replica: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -97,6 +100,10 @@ def _omenative(
         return "True", "Ready", "All Instances are Ready"
     if serving >= minimum:
         return "True", "MinimumAvailable", f"{serving}/{total} Instances serving (min {minimum})"
+    told = find_condition(status.get("conditions") or [], "Ready") or {}
+    if told.get("status") == "False" and told.get("reason") in CAUSES:
+        # The InferenceReplica controller reads the pods: why they do not serve.
+        return "False", told["reason"], told.get("message", "")
     return (
         "False",
         "InsufficientAvailable",
@@ -126,14 +133,18 @@ def component_condition(
     *,
     desired: int,
     max_unavailable: Any = None,
+    cause: Cause | None = None,
     previous: Mapping[str, Any] | None,
     now: str,
 ) -> dict[str, Any]:
-    """``<Component>Ready`` for the workload of the component's resolved mode."""
+    """``<Component>Ready`` for the workload of the component's resolved mode; when it is not
+    True, the ``cause`` its pods show (if any) is its reason and message."""
     if mode == "OMENative":
         status, reason, message = _omenative(workload, desired, max_unavailable)
     else:
         status, reason, message = _mirror(component, workload)
+    if status != "True" and cause is not None:
+        reason, message = cause.reason, cause.message
     return condition(
         COMPONENT_CONDITION[component], status, reason, message, previous=previous, now=now
     )

@@ -19,12 +19,14 @@ from .conditions import (
 )
 from .deployment_modes import DeploymentMode
 from .operator_config import OperatorConfig
-from .plans import ResolvedComponent, Snapshot
-from .rendering import component_url, entry_url
+from .plans import Event, ResolvedComponent, Snapshot
+from .pod_health import CAUSES, pods_cause
+from .rendering import component_service, component_url, entry_url
 from .rendering.naming import component_name, leader_worker_set_name
 
 __all__ = [
     "WORKLOAD_MODES",
+    "cause_events",
     "component_ready",
     "inference_service_status",
     "previous_conditions",
@@ -72,15 +74,32 @@ def component_ready(
         .get("rollingUpdate", {})
         .get("maxUnavailable")
     )
+    mode = comp.resolved.mode
+    pods = () if mode is DeploymentMode.OME_NATIVE else snap.pods.get(comp.name, ())
     return component_condition(
         comp.name,
-        comp.resolved.mode.value,
+        mode.value,
         snap.existing.get(key),
         desired=_desired_instances(comp.objects),
         max_unavailable=unavailable,
+        cause=pods_cause(pods),
         previous=find_condition(previous, COMPONENT_CONDITION[comp.name]),
         now=snap.now,
     )
+
+
+def cause_events(
+    ready: dict[str, dict[str, Any]], previous: list[dict[str, Any]]
+) -> tuple[Event, ...]:
+    """A Warning event for each component whose condition has just taken a cause its pods
+    show (a reason it did not have): one per cause, not one per pass."""
+    found = []
+    for name, now in ready.items():
+        before = find_condition(previous, COMPONENT_CONDITION[name]) or {}
+        reason = now.get("reason")
+        if reason in CAUSES and before.get("reason") != reason:
+            found.append(Event("Warning", reason, f"{name} component: {now.get('message', '')}"))
+    return tuple(found)
 
 
 def _component_status(
@@ -96,7 +115,8 @@ def _component_status(
         "deploymentModeSource": comp.resolved.source.value,
     }
     if ready:
-        found["url"] = component_url(isvc, name, config.cluster_domain)
+        port = component_service(comp.objects)["spec"]["ports"][0]["port"]
+        found["url"] = component_url(isvc, name, port, config.cluster_domain)
     if mode is DeploymentMode.RAW_DEPLOYMENT:
         found["scaleTargetRef"] = {
             "apiVersion": "apps/v1",

@@ -31,11 +31,14 @@ __all__ = [
 class Snapshot:
     """What one reconcile reads: runtimes and models (watch-fed), the objects that exist in the
     InferenceService's namespace under the names it owns, keyed by (kind, name), and the
-    operator configuration (S1.10) as it stands for this pass."""
+    operator configuration (S1.10) as it stands for this pass. ``pods``: the pods of each
+    component's Deployment or LeaderWorkerSet, by component, for why they do not serve (an
+    OMENative component's InferenceReplica says that itself)."""
 
     runtimes: RuntimeCatalog
     models: ModelCatalog
     existing: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    pods: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
     leader_worker_set_installed: bool = True
     now: str = "1970-01-01T00:00:00Z"
     config: OperatorConfig = field(default_factory=OperatorConfig)

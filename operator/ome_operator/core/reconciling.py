@@ -27,6 +27,7 @@ from .deployment_modes import (
 )
 from .isvc_status import (
     WORKLOAD_MODES,
+    cause_events,
     component_ready,
     inference_service_status,
     previous_conditions,
@@ -96,27 +97,52 @@ class _LeaderWorkerSetMissing(ComponentRenderError):
         )
 
 
-def _lws_missing(
-    isvc: InferenceService, name: str, exc: _LeaderWorkerSetMissing, plan: ReconcilePlan, now: str
+def _told(
+    isvc: InferenceService, name: str, reason: str, message: str, plan: ReconcilePlan, now: str
 ) -> ReconcilePlan:
-    """The failed pass ``plan`` (S6: earlier components written, the log line), parked, with
-    ``<Component>Ready=False`` and ``Ready=False`` and a Warning event saying why."""
-    message = exc.advice(name)
+    """The failed pass ``plan`` (S6: earlier components written, the log line) with
+    ``<Component>Ready=False`` and ``Ready=False`` and a Warning event saying why: no silent
+    stop."""
     previous = previous_conditions(isvc)
     updates = [
-        condition(
-            kind,
-            "False",
-            LWS_NOT_INSTALLED,
-            message,
-            previous=find_condition(previous, kind),
-            now=now,
-        )
+        condition(kind, "False", reason, message, previous=find_condition(previous, kind), now=now)
         for kind in (COMPONENT_CONDITION[name], "Ready")
     ]
     status = {**(isvc.status or {}), "conditions": merge_conditions(previous, updates)}
-    event = Event("Warning", LWS_NOT_INSTALLED, message)
-    return replace(plan, outcome=Outcome.PARKED, status=status, events=(*plan.events, event))
+    event = Event("Warning", reason, message)
+    return replace(plan, status=status, events=(*plan.events, event))
+
+
+def _lws_missing(
+    isvc: InferenceService, name: str, exc: _LeaderWorkerSetMissing, plan: ReconcilePlan, now: str
+) -> ReconcilePlan:
+    """Parked: the API is looked up at start, so no retry can succeed before a restart."""
+    told = _told(isvc, name, LWS_NOT_INSTALLED, exc.advice(name), plan, now)
+    return replace(told, outcome=Outcome.PARKED)
+
+
+#: The reason of a component failure that is not a ``ComponentRenderError``.
+_FAILURE_REASONS = {InvalidComponentModeError: "InvalidDeploymentMode"}
+#: ... and of anything else (a merged component that does not parse).
+_INVALID_COMPONENT = "InvalidComponentSpec"
+
+
+def _failed_component(
+    isvc: InferenceService,
+    name: str,
+    exc: Exception,
+    runtime: ServingRuntime,
+    plan: ReconcilePlan,
+    now: str,
+) -> ReconcilePlan:
+    """A component that cannot be rendered says why on the InferenceService (retried with
+    backoff as before)."""
+    if isinstance(exc, ComponentRenderError):
+        reason, message = exc.condition_reason, exc.condition_message(name, runtime.name)
+    else:
+        reason = _FAILURE_REASONS.get(type(exc), _INVALID_COMPONENT)
+        message = f"{name} component: {exc}"
+    return _told(isvc, name, reason, message, plan, now)
 
 
 def _owned_by(obj: Mapping[str, Any], isvc: InferenceService) -> bool:
@@ -280,7 +306,7 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
             )
             if isinstance(exc, _LeaderWorkerSetMissing):
                 return _lws_missing(isvc, name, exc, failed, snap.now)
-            return failed
+            return _failed_component(isvc, name, exc, chosen.runtime, failed, snap.now)
         components.append(comp)
     ready = {c.name: component_ready(isvc, c, snap, previous) for c in components}
     apply, delete = _component_writes(isvc, components, ready, snap)
@@ -297,7 +323,7 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
         status=inference_service_status(
             isvc, components, ready, chosen.runtime, chosen.selection, snap, config
         ),
-        events=chosen.events,
+        events=(*chosen.events, *cause_events(ready, previous)),
         logs=chosen.logs,
         decisions=decisions,
     )

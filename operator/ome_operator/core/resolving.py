@@ -20,12 +20,21 @@ from .selection import (
 )
 
 __all__ = [
+    "MODEL_NOT_FOUND",
     "ResolvedRuntime",
     "Stop",
     "resolution_manifest",
     "resolve_model",
     "resolve_runtime",
 ]
+
+#: Reason of ``Ready=False`` and of the Warning event when the referenced model is not there.
+MODEL_NOT_FOUND = "ModelNotFound"
+#: Models are not watched: what brings the next pass once the model is there.
+MODEL_ADVICE = (
+    "; models are not watched: once it is fixed, change this InferenceService (or a runtime) "
+    "to reconcile it"
+)
 
 #: What resolving reads of an InferenceService (and S2.5, S2.6 of its components).
 _RESOLUTION_ANNOTATIONS = ("ome.io/accelerator-class", "ome.io/deploymentMode")
@@ -101,6 +110,7 @@ def resolve_model(isvc: InferenceService, snap: Snapshot) -> ModelResource | Non
         return None
     model = snap.models.referenced(ref, isvc.namespace)
     if model is None:
+        message = _model_not_found(isvc, snap)
         record = LogRecord(
             "error",
             f"Failed to get referenced {ref.kind}",
@@ -111,13 +121,45 @@ def resolve_model(isvc: InferenceService, snap: Snapshot) -> ModelResource | Non
                 ("error", f'{ref.kind} "{ref.name}" not found'),
             ),
         )
-        raise Stop(ReconcilePlan(Outcome.PARKED, logs=(record,)))
+        status = _not_ready(isvc, MODEL_NOT_FOUND, message, snap.now)
+        event = Event("Warning", MODEL_NOT_FOUND, message)
+        raise Stop(ReconcilePlan(Outcome.PARKED, status=status, events=(event,), logs=(record,)))
     if model.spec.disabled:
         event = Event(
             "Warning", "ModelReconcileError", f"specified base model {ref.name} is disabled"
         )
         raise Stop(ReconcilePlan(Outcome.PARKED, events=(event,)))
     return model
+
+
+def _model_not_found(isvc: InferenceService, snap: Snapshot) -> str:
+    """What the author reads of a model that is not there: which, where the same name is, and
+    that models are not watched (the pass comes again with a change to the InferenceService
+    or a runtime)."""
+    ref = isvc.spec.model
+    assert ref is not None
+    where = f" in namespace {isvc.namespace}" if ref.kind == "BaseModel" else ""
+    message = f'{ref.kind} "{ref.name}" not found{where}'
+    if ref.kind != "BaseModel" and (isvc.namespace, ref.name) in snap.models.base_models:
+        message += (
+            f'; a BaseModel "{ref.name}" is in namespace {isvc.namespace}: set spec.model.kind '
+            "to BaseModel to use it"
+        )
+    elif ref.kind == "BaseModel" and ref.name in snap.models.cluster_base_models:
+        message += (
+            f'; a ClusterBaseModel "{ref.name}" exists: set spec.model.kind to '
+            "ClusterBaseModel to use it"
+        )
+    return message + MODEL_ADVICE
+
+
+def _not_ready(isvc: InferenceService, reason: str, message: str, now: str) -> dict[str, Any]:
+    """The status as it was, with ``Ready=False`` saying ``reason`` and ``message``."""
+    previous = previous_conditions(isvc)
+    ready = condition(
+        "Ready", "False", reason, message, previous=find_condition(previous, "Ready"), now=now
+    )
+    return {**(isvc.status or {}), "conditions": merge_conditions(previous, [ready])}
 
 
 def _runtime_not_found(

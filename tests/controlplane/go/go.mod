@@ -1,5 +1,5 @@
-// Builds the test control plane: kube-apiserver, kube-controller-manager and etcd,
-// at the versions the kubernetes module pins. See ../build.sh.
+// Builds the test control plane: kube-apiserver, kube-controller-manager, kube-scheduler and
+// etcd, at the versions the kubernetes module pins. See ../build.sh.
 module ome-operator.test/controlplane
 
 go 1.26.0

@@ -4,6 +4,7 @@ kubelet would show them, and a pass summarised as the rule it pins."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ome_operator.core.instances import InstancePlan, plan_instances
@@ -81,9 +82,14 @@ def pods_of(
     phase: str = "Running",
     terminating: bool = False,
     image: str | None = None,
+    conditions: Sequence[Mapping[str, Any]] | None = None,
+    node: str | None = None,
+    gpus: int | None = None,
 ) -> list[dict[str, Any]]:
     """The pods of Instance ``index`` as made for ``replica`` (or another ``image``), with the
-    state a kubelet gives them; ``only``: the runners/ordinals to keep (``"worker-1"``)."""
+    state a kubelet gives them; ``only``: the runners/ordinals to keep (``"worker-1"``).
+    ``conditions``: the kubelet's whole set instead of ``ContainersReady`` alone (``ready``);
+    ``node``: the node the pods are bound to; ``gpus``: their ``nvidia.com/gpu`` limit."""
     made_for = replica if image is None else replica_of(workers=_workers(replica), image=image)
     pods = render_instance_pods(made_for, index, incarnation=incarnation)
     found = []
@@ -98,10 +104,19 @@ def pods_of(
         pod["metadata"]["uid"] = f"uid-{pod['metadata']['name']}-{incarnation}"
         if terminating:
             pod["metadata"]["deletionTimestamp"] = EARLIER
-        conditions = [{"type": "ContainersReady", "status": "True" if ready else "False"}]
+        found_conditions = (
+            [{"type": "ContainersReady", "status": "True" if ready else "False"}]
+            if conditions is None
+            else [dict(c) for c in conditions]
+        )
         if serving is not None:
-            conditions.append({"type": "ome.io/serving", "status": serving})
-        pod["status"] = {"phase": phase, "conditions": conditions}
+            found_conditions.append({"type": "ome.io/serving", "status": serving})
+        pod["status"] = {"phase": phase, "conditions": found_conditions}
+        if node is not None:
+            pod["spec"]["nodeName"] = node
+        if gpus is not None:
+            for container in pod["spec"]["containers"]:
+                container["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
         found.append(pod)
     return found
 

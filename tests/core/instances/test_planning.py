@@ -8,6 +8,7 @@ import pytest
 
 from ome_operator.core.instances.planning import NEW_INSTANCES_PER_PASS
 from tests.core.instances.replicas import pass_of, pods_of, replica_of, row
+from tests.core.pods import NODE_LOST, SERVES, cond
 
 SINGLE = replica_of()
 MULTI = replica_of(workers=2)
@@ -15,6 +16,11 @@ MISMATCH = ("False", "ReplicaCountMismatch", "0/1 Instances serving, need 1 (no 
 ALL_READY = ("True", "AllInstancesReady", "1/1 Instances Ready")
 FAILED = ("False", "InstanceFailed", "At least one Instance has Phase=Failed")
 WHOLE = ("leader-0", "worker-0", "worker-1")
+#: What a kubelet writes of a pod whose containers are ready and whose serving gate is not.
+GATED = (
+    cond("Ready", "False", "ReadinessGatesNotReady"),
+    cond("ContainersReady", "True"),
+)
 
 
 def expect(create=(), delete=(), serving=(), rows=(), ready=MISMATCH):
@@ -82,6 +88,31 @@ def expect(create=(), delete=(), serving=(), rows=(), ready=MISMATCH):
                 rows=[(0, "Pending", 1)],
             ),
             id="one pod stops being ready: every pod is taken out of rotation",
+        ),
+        pytest.param(
+            MULTI,
+            pods_of(MULTI, serving="False", conditions=GATED),
+            expect(
+                serving=[("0-leader-0", True), ("0-worker-0", True), ("0-worker-1", True)],
+                rows=[(0, "Ready", 1)],
+                ready=ALL_READY,
+            ),
+            id="Ready False only for the ome.io/serving gate: the pods are ready, put in rotation",
+        ),
+        pytest.param(
+            MULTI,
+            pods_of(MULTI, serving="True", conditions=SERVES, only=("leader-0", "worker-1"))
+            + pods_of(MULTI, serving="True", conditions=NODE_LOST, only=("worker-0",), node="n3"),
+            expect(
+                serving=[("0-leader-0", False), ("0-worker-0", False), ("0-worker-1", False)],
+                rows=[(0, "Pending", 1)],
+                ready=(
+                    "False",
+                    "NodeLost",
+                    "chat-engine-0-worker-0: node n3 does not answer (its pods are not ready)",
+                ),
+            ),
+            id="a pod whose node stops answering takes its Instance out of rotation: NodeLost",
         ),
         pytest.param(
             MULTI,

@@ -1,13 +1,17 @@
 """The InferenceReplica's status (S5.4.8–S5.4.10): the whole object for a pass, each Ready row
-produced by its rule, and lastTransitionTime kept while the status stays."""
+produced by its rule (too few Instances serving: the cause the pods show, when they show one),
+and lastTransitionTime kept while the status stays."""
 
 from __future__ import annotations
 
 import pytest
 
 from ome_operator.core.instances import InstanceState, plan_instances, replica_ready
+from ome_operator.core.pod_health import Cause
 from tests.core.instances.replicas import EARLIER, NOW, pods_of, replica_of, row
+from tests.core.pods import NO_GPU, SERVES, cond
 
+STUCK = cond("PodScheduled", "False", "Unschedulable", NO_GPU)
 SELECTOR = "component=engine,ome.io/inferenceservice=chat,ome.io/managed-by=OMENative"
 
 
@@ -139,3 +143,62 @@ def test_rows_survive_between_passes():
     pods = pods_of(replica, incarnation=7, ready=True, serving="True")
     rows = plan_instances(replica, pods, now=NOW).status["instanceStatuses"]
     assert rows == [{"index": 0, "phase": "Ready", "incarnation": 7, "pods": 2, "readyPods": 2}]
+
+
+CRASHING = Cause(
+    "CrashLoopBackOff",
+    "chat-engine-1-default-0: container ome-container is in CrashLoopBackOff (restarted 5 times, "
+    "last exit code 1)",
+)
+
+
+@pytest.mark.parametrize(
+    ("instances", "desired", "minimum", "expected"),
+    [
+        pytest.param(
+            [state(0, "Ready"), state(1, "Pending")],
+            2,
+            2,
+            ("False", CRASHING.reason, CRASHING.message),
+            id="too few serving: the pods' cause instead of ReplicaCountMismatch",
+        ),
+        pytest.param(
+            [state(0, "Ready"), state(1, "Failed")],
+            2,
+            1,
+            ("False", "InstanceFailed", "At least one Instance has Phase=Failed"),
+            id="InstanceFailed still comes before the pods' cause",
+        ),
+        pytest.param(
+            [state(0, "Ready"), state(1, "Pending")],
+            2,
+            1,
+            ("True", "MinimumAvailable", "1/2 Instances serving (min 1)"),
+            id="enough serving: the pods' cause does not turn Ready False",
+        ),
+        pytest.param(
+            [state(0, "Ready"), state(1, "Pending", active=False)],
+            1,
+            1,
+            ("True", "AllInstancesReady", "1/1 Instances Ready"),
+            id="every desired Instance ready: a cause in a scaled-away one is not told",
+        ),
+    ],
+)
+def test_each_ready_row_with_a_cause_the_pods_show(instances, desired, minimum, expected):
+    assert replica_ready(instances, desired, minimum, CRASHING) == expected
+
+
+def test_a_pass_tells_why_an_instance_placed_in_part_does_not_serve():
+    replica = replica_of(workers=1)
+    leader = pods_of(replica, conditions=SERVES, only=("leader-0",), node="gpu-1", gpus=8)
+    worker = pods_of(replica, conditions=[STUCK], only=("worker-0",), phase="Pending", gpus=8)
+    (ready,) = plan_instances(replica, leader + worker, now=NOW).status["conditions"]
+    assert ready == {
+        "type": "Ready",
+        "status": "False",
+        "reason": "PodsUnschedulable",
+        "message": f"1 of 2 pods cannot be scheduled: {NO_GPU} Instance 0 placed in part, "
+        "holding 8 accelerators idle",
+        "lastTransitionTime": NOW,
+    }

@@ -8,7 +8,7 @@ tests/core/rendering.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ome_operator.core.model_catalog import ModelCatalog
@@ -114,13 +114,14 @@ def deployment_of(
 
 
 def lws_of(
-    component: str = "engine", available: tuple[str, str, str] | None = AVAILABLE
+    component: str = "engine", available: tuple[str, str, str] | None = AVAILABLE, **counts: int
 ) -> dict[str, Any]:
+    """A LeaderWorkerSet with its ``Available`` and group ``counts`` (``readyReplicas``...)."""
     return owned_object(
         "LeaderWorkerSet",
         f"lws-svc-{component}",
         component,
-        status={"conditions": _available(available)},
+        status={"conditions": _available(available), **counts},
     )
 
 
@@ -184,13 +185,16 @@ def plan_of(
     models: Sequence[ModelResource] = (LLAMA,),
     existing: Sequence[dict[str, Any]] = (),
     *,
+    pods: Mapping[str, tuple[dict[str, Any], ...]] | None = None,
     lws: bool = True,
     config: OperatorConfig = CONFIG,
 ) -> ReconcilePlan:
+    """One pass; ``pods``: component -> the pods of its Deployment or LeaderWorkerSet."""
     snapshot = Snapshot(
         runtimes=RuntimeCatalog.of(runtimes),
         models=ModelCatalog.of(models),
         existing={(o["kind"], o["metadata"]["name"]): o for o in existing},
+        pods=pods or {},
         leader_worker_set_installed=lws,
         now=NOW,
         config=config,

@@ -1,7 +1,8 @@
 """Component reconcile failures (SPEC S6): the failing component and every later one are not
-applied, the pass is retried, and only a log line records it (no event, no status). Beyond S6:
-a MultiNode component without the LeaderWorkerSet API parks the InferenceService with a
-condition and an event, since no retry can succeed before the operator restarts."""
+applied and the pass is retried with its log line. No silent stop: ``<Component>Ready`` and
+``Ready`` turn False and one Warning event says why, with the failure's reason and the message
+``<component> component: <error>``. A MultiNode component without the LeaderWorkerSet API parks
+the InferenceService instead, since no retry can succeed before the operator restarts."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ from typing import Any
 
 import pytest
 
+from ome_operator.core.conditions import COMPONENT_CONDITION
 from ome_operator.core.reconciling import Decisions, Event, LogRecord, Outcome
 from ome_operator.models import InferenceService, ServingRuntime
 from tests.builders import make_runtime
 from tests.core.reconciling.plans import (
+    EARLIER,
     NOW,
     RAW_SELECTOR,
     RT,
     annotated_isvc,
+    condition_of,
     isvc_of,
     names_of,
     objects_of,
@@ -34,6 +38,15 @@ def _failed(component: str, error: str) -> LogRecord:
         ("error", error),
     )
     return LogRecord("error", "Failed to reconcile component", fields)
+
+
+def _told(component: str, reason: str, error: str) -> tuple[dict[str, Any], tuple[Event, ...]]:
+    """The status and events of a failed component: its condition and Ready, False, and one
+    Warning event, all saying ``<component> component: <error>``."""
+    message = f"{component} component: {error}"
+    kinds = sorted([COMPONENT_CONDITION[component], "Ready"])
+    conditions = [condition_of(kind, "False", reason, message) for kind in kinds]
+    return {"conditions": conditions}, (Event("Warning", reason, message),)
 
 
 ROUTER_MULTINODE = make_runtime("rt", routerConfig=annotated_isvc("MultiNode"))
@@ -89,6 +102,8 @@ def test_a_component_failure(
     errors: tuple[tuple[str, str], ...],
 ) -> None:
     plan = plan_of(isvc, runtimes, lws=lws)
+    component, error = dict(log.fields)["component"], dict(log.fields)["error"]
+    status, events = _told(component, "InvalidDeploymentMode", error)
     assert (
         plan.outcome,
         names_of(plan.apply),
@@ -101,12 +116,25 @@ def test_a_component_failure(
         Outcome.ERROR,
         applied,
         (),
-        None,
-        (),
+        status,
+        events,
         (selected_record(), log),
         Decisions(selection=("selected", "cluster"), component_errors=errors),
     )
 
+
+BOTH_BUDGET_FIELDS = (
+    "failed to resolve engine PodDisruptionBudget: runtime rt engineConfig.minAvailable and "
+    "spec.engine.maxUnavailable are both set; only one of minAvailable or maxUnavailable may be set"
+)
+MALFORMED = (
+    'failed to render placeholders in spec.engine.runner.image: malformed template "vllm:{{.Name": '
+    "unclosed action"
+)
+GPUS = (
+    'spec.engine.runner.resources.limits["nvidia.com/gpu"] must be a whole number of GPUs '
+    '(got "1.5")'
+)
 
 LWS_MISSING = "the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed"
 
@@ -170,23 +198,40 @@ def test_a_missing_leader_worker_set_says_so_instead_of_retrying(
     )
 
 
-def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
+def test_a_component_failure_posts_its_own_event_and_not_the_advisory() -> None:
     runtime = make_runtime("rt", engineConfig=annotated_isvc("OMENative"))
     isvc = isvc_of(
         runtime={"name": "rt"}, deploymentMode="RawDeployment", router=annotated_isvc("MultiNode")
     )
     plan = plan_of(isvc, (runtime,))
+    status, events = _told("router", "InvalidDeploymentMode", "invalid deployment mode for router")
     assert (plan.outcome, names_of(plan.apply), plan.events, plan.status, plan.decisions) == (
         Outcome.ERROR,
         objects_of("engine", "OMENative"),
-        (),
-        None,
+        events,
+        status,
         Decisions(named="advisory", component_errors=(("router", "invalid_deployment_mode"),)),
     )
 
 
+def test_a_failure_that_stays_keeps_the_status_it_wrote() -> None:
+    """The next pass of the same failure gives the same status (nothing to write), but the
+    conditions of other components and the rest of the status are kept."""
+    first = plan_of(isvc_of(router=annotated_isvc("VirtualDeployment")))
+    kept = condition_of("EngineReady", "True", "MinimumReplicasAvailable", at=EARLIER)
+    before = {**first.status, "conditions": [kept, *first.status["conditions"]], "url": "u"}
+    again = plan_of(isvc_of(router=annotated_isvc("VirtualDeployment"), status=before))
+    assert (again.outcome, again.status) == (Outcome.ERROR, before)
+
+
+PREFLIGHT = (
+    "failed to preflight {0} PodDisruptionBudget: PodDisruptionBudget svc-{0} exists and was not "
+    "created by this InferenceService"
+)
+
+
 @pytest.mark.parametrize(
-    ("isvc", "runtimes", "existing", "applied", "component", "prefix", "reason"),
+    ("isvc", "runtimes", "existing", "applied", "component", "error", "told", "reason"),
     [
         pytest.param(
             isvc_of(),
@@ -194,7 +239,8 @@ def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
             [pdb_of(RAW_SELECTOR, owner=None)],
             [],
             "engine",
-            "failed to preflight engine PodDisruptionBudget",
+            PREFLIGHT.format("engine"),
+            ("PodDisruptionBudgetError", PREFLIGHT.format("engine")),
             "pdb",
             id="a PodDisruptionBudget under the engine's name not created by OME fails the engine",
         ),
@@ -204,7 +250,8 @@ def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
             [pdb_of(RAW_SELECTOR, owner="another")],
             [],
             "engine",
-            "failed to preflight engine PodDisruptionBudget",
+            PREFLIGHT.format("engine"),
+            ("PodDisruptionBudgetError", PREFLIGHT.format("engine")),
             "pdb",
             id="a PodDisruptionBudget controlled by another InferenceService is not OME's",
         ),
@@ -214,7 +261,8 @@ def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
             [pdb_of({"matchLabels": {"app": "svc-decoder"}}, "decoder", owner=None)],
             objects_of("engine"),
             "decoder",
-            "failed to preflight decoder PodDisruptionBudget",
+            PREFLIGHT.format("decoder"),
+            ("PodDisruptionBudgetError", PREFLIGHT.format("decoder")),
             "pdb",
             id="a foreign PodDisruptionBudget under the decoder's name fails the decoder",
         ),
@@ -224,7 +272,8 @@ def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
             [],
             [],
             "engine",
-            "failed to resolve engine PodDisruptionBudget",
+            BOTH_BUDGET_FIELDS,
+            ("PodDisruptionBudgetError", BOTH_BUDGET_FIELDS),
             "pdb",
             id="a runtime budget field and the other ISVC field fail the component",
         ),
@@ -234,44 +283,48 @@ def test_a_component_failure_records_no_event_not_even_the_advisory() -> None:
             [],
             [],
             "engine",
-            "failed to render placeholders in spec.engine.runner.image",
+            MALFORMED,
+            ("RuntimeTemplateError", f"container ome-container (runtime rt): {MALFORMED}"),
             "other",
-            id="a malformed placeholder fails the component",
+            id="a malformed placeholder names the runtime and the container: RuntimeTemplateError",
+        ),
+        pytest.param(
+            isvc_of(engine={"runner": {"resources": {"limits": {"nvidia.com/gpu": "1.5"}}}}),
+            (RT,),
+            [],
+            [],
+            "engine",
+            GPUS,
+            ("InvalidResourceQuantity", GPUS),
+            "other",
+            id="a GPU count that is not whole fails the component: InvalidResourceQuantity",
         ),
     ],
 )
-def test_a_component_failure_with_an_error_prefix(
+def test_a_component_failure_says_why_on_the_inference_service(
     isvc: InferenceService,
     runtimes: tuple[ServingRuntime, ...],
     existing: list[dict[str, Any]],
     applied: list[tuple[str, str]],
     component: str,
-    prefix: str,
+    error: str,
+    told: tuple[str, str],
     reason: str,
 ) -> None:
     plan = plan_of(isvc, runtimes, existing=existing)
-    *logs, failure = plan.logs
-    *fields, (error_key, error) = failure.fields
+    status, events = _told(component, *told)
     assert (
         plan.outcome,
         names_of(plan.apply),
         plan.status,
         plan.events,
-        logs,
-        failure.message,
-        fields,
-        error_key,
-        error.startswith(prefix + ":"),
+        plan.logs,
         plan.decisions.component_errors,
     ) == (
         Outcome.ERROR,
         applied,
-        None,
-        (),
-        [selected_record()],
-        "Failed to reconcile component",
-        [("component", component), ("namespace", "default"), ("inferenceService", "svc")],
-        "error",
-        True,
+        status,
+        events,
+        (selected_record(), _failed(component, error)),
         ((component, reason),),
-    ), error
+    )

@@ -1,5 +1,6 @@
 """The conditions of a pass (SPEC S8.1, OPEN-16, OPEN-31): each component's Ready mirrors its
-workload, Ready follows the engine, and transition times move only when a status changes."""
+workload (or, while not True, names the cause its pods show), Ready follows the engine, and
+transition times move only when a status changes."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 import pytest
 
 from ome_operator.core.conditions import find_condition
+from ome_operator.core.reconciling import Event
 from ome_operator.models import InferenceService, ServingRuntime
 from tests.builders import make_runtime
+from tests.core.pods import NO_GPU, pod, unschedulable
 from tests.core.reconciling.plans import (
     AVAILABLE,
     EARLIER,
@@ -25,6 +28,8 @@ from tests.core.reconciling.plans import (
     replica_of,
 )
 
+STALE_GROUPS = ("False", "AllGroupsReady", "All replicas are ready")
+GROUPS_NOT_READY = ("GroupsNotReady", "1/2 leader-worker groups ready")
 ENGINE_INITIALIZING = condition_of(
     "EngineReady", "False", "Initializing", "engine component initializing"
 )
@@ -80,13 +85,19 @@ READY_INITIALIZING = condition_of("Ready", "False", "Initializing", "engine comp
         ),
         pytest.param(
             isvc_of(engine=annotated_isvc("MultiNode")),
-            [lws_of(available=UNAVAILABLE)],
+            [lws_of(available=AVAILABLE)],
+            [condition_of("EngineReady", *AVAILABLE), INGRESS, condition_of("Ready", "True")],
+            id="a MultiNode engine mirrors an Available LeaderWorkerSet",
+        ),
+        pytest.param(
+            isvc_of(engine=annotated_isvc("MultiNode")),
+            [lws_of(available=STALE_GROUPS, replicas=2, readyReplicas=1)],
             [
-                condition_of("EngineReady", *UNAVAILABLE),
+                condition_of("EngineReady", "False", *GROUPS_NOT_READY),
                 INGRESS,
-                condition_of("Ready", "False", *UNAVAILABLE[1:]),
+                condition_of("Ready", "False", *GROUPS_NOT_READY),
             ],
-            id="a MultiNode engine mirrors the LeaderWorkerSet's Available",
+            id="a LeaderWorkerSet not Available is told from its counts, not its stale reason",
         ),
         pytest.param(
             isvc_of(engine=annotated_isvc("MultiNode")),
@@ -202,3 +213,103 @@ def test_an_omenative_engine_condition(
 ) -> None:
     conditions = plan_of(isvc, runtimes, existing=[replica]).status["conditions"]
     assert find_condition(conditions, "EngineReady") == condition_of("EngineReady", *expected)
+
+
+STUCK = f"2 of 2 pods cannot be scheduled: {NO_GPU}"
+STUCK_CONDITION = ("False", "PodsUnschedulable", STUCK)
+STUCK_EVENT = Event("Warning", "PodsUnschedulable", f"engine component: {STUCK}")
+CRASH = (
+    "svc-engine-0-default-0: container ome-container is in CrashLoopBackOff (restarted 5 "
+    "times, last exit code 1)"
+)
+
+
+@pytest.mark.parametrize(
+    ("isvc", "existing", "pods", "expected", "events"),
+    [
+        pytest.param(
+            isvc_of(),
+            [deployment_of(available=UNAVAILABLE)],
+            {"engine": (unschedulable("svc-engine-a"), unschedulable("svc-engine-b"))},
+            [
+                condition_of("EngineReady", *STUCK_CONDITION),
+                INGRESS,
+                condition_of("Ready", *STUCK_CONDITION),
+            ],
+            (STUCK_EVENT,),
+            id="pods that cannot be scheduled: EngineReady and Ready say so, with one event",
+        ),
+        pytest.param(
+            isvc_of(
+                status={
+                    "conditions": [
+                        condition_of("EngineReady", *STUCK_CONDITION[:2], "1 of 2", at=EARLIER),
+                        condition_of("Ready", *STUCK_CONDITION[:2], "1 of 2", at=EARLIER),
+                    ]
+                }
+            ),
+            [deployment_of(available=UNAVAILABLE)],
+            {"engine": (unschedulable("svc-engine-a"), unschedulable("svc-engine-b"))},
+            [
+                condition_of("EngineReady", *STUCK_CONDITION, at=EARLIER),
+                INGRESS,
+                condition_of("Ready", *STUCK_CONDITION, at=EARLIER),
+            ],
+            (),
+            id="no event again while EngineReady already has that cause",
+        ),
+        pytest.param(
+            isvc_of(),
+            [deployment_of()],
+            {"engine": (pod("svc-engine-a"), unschedulable("svc-engine-b"))},
+            [condition_of("EngineReady", *AVAILABLE), INGRESS, condition_of("Ready", "True")],
+            (),
+            id="an available Deployment is mirrored, whatever a surge pod shows",
+        ),
+        pytest.param(
+            isvc_of(decoder={}),
+            [deployment_of(), deployment_of("decoder", available=UNAVAILABLE)],
+            {"decoder": (unschedulable("svc-decoder-a"),)},
+            [
+                condition_of(
+                    "DecoderReady",
+                    "False",
+                    "PodsUnschedulable",
+                    f"1 of 1 pods cannot be scheduled: {NO_GPU}",
+                ),
+                condition_of("EngineReady", *AVAILABLE),
+                INGRESS,
+                condition_of("Ready", "True"),
+            ],
+            (
+                Event(
+                    "Warning",
+                    "PodsUnschedulable",
+                    f"decoder component: 1 of 1 pods cannot be scheduled: {NO_GPU}",
+                ),
+            ),
+            id="each component reads its own pods; the engine's Ready is not the decoder's",
+        ),
+        pytest.param(
+            isvc_of(deploymentMode="OMENative"),
+            [replica_of(conditions=[condition_of("Ready", "False", "CrashLoopBackOff", CRASH)])],
+            {"engine": (unschedulable("svc-engine-a"),)},
+            [
+                condition_of("EngineReady", "False", "CrashLoopBackOff", CRASH),
+                INGRESS,
+                condition_of("Ready", "False", "CrashLoopBackOff", CRASH),
+            ],
+            (Event("Warning", "CrashLoopBackOff", f"engine component: {CRASH}"),),
+            id="an OMENative engine takes the cause its InferenceReplica names, not pods held",
+        ),
+    ],
+)
+def test_the_cause_the_pods_show(
+    isvc: InferenceService,
+    existing: list[dict[str, Any]],
+    pods: dict[str, tuple[dict[str, Any], ...]],
+    expected: list[dict[str, Any]],
+    events: tuple[Event, ...],
+) -> None:
+    plan = plan_of(isvc, existing=existing, pods=pods)
+    assert (plan.status["conditions"], plan.events) == (expected, events)

@@ -21,7 +21,7 @@ from tests.core.reconciling.plans import (
 
 RAW_TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "svc-engine"}
 NATIVE_TARGET = {"apiVersion": "ome.io/v1beta1", "kind": "InferenceReplica", "name": "svc-engine"}
-ENGINE_URL = "http://svc-engine.default.svc.cluster.local"
+ENGINE_URL = "http://svc-engine.default.svc.cluster.local:8080"
 REPLICA_STATUS = {
     "observedGeneration": 7,
     "replicas": 1,
@@ -64,7 +64,30 @@ REPLICA_STATUS = {
                     "scaleTargetRef": RAW_TARGET,
                 }
             },
-            id="the component URL appears once the component is ready",
+            id="the component URL appears once the component is ready, with the Service's port",
+        ),
+        pytest.param(
+            isvc_of(
+                engine={
+                    "runner": {
+                        "ports": [
+                            {"containerPort": 30000, "name": "http"},
+                            {"containerPort": 9400, "name": "metrics"},
+                        ]
+                    }
+                }
+            ),
+            (RT,),
+            [deployment_of()],
+            {
+                "engine": {
+                    "deploymentMode": "RawDeployment",
+                    "deploymentModeSource": "Default",
+                    "url": "http://svc-engine.default.svc.cluster.local:30000",
+                    "scaleTargetRef": RAW_TARGET,
+                }
+            },
+            id="the component URL carries the first port the component Service listens on",
         ),
         pytest.param(
             isvc_of(deploymentMode="OMENative"),

@@ -1,6 +1,7 @@
 """Passes that stop before any workload (SPEC S3.7, OPEN-11, S2.14, S1.10, S7.2.1, S2.2, OPEN-33):
 no engine, a missing or disabled model, a bad operator configuration, no model and no runtime,
-a model that fails the S2.2 pre-checks; what each one logs, posts and whether it is retried."""
+a model that fails the S2.2 pre-checks; what each one logs, posts, writes on the status and
+whether it is retried."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ome_operator.core.operator_config import OperatorConfig, parse_operator_con
 from ome_operator.core.reconciling import Decisions, Event, LogRecord, Outcome, ReconcilePlan
 from ome_operator.models import InferenceService, ModelResource
 from tests.builders import make_model
-from tests.core.reconciling.plans import CONFIG, LLAMA, condition_of, isvc_of, plan_of
+from tests.core.reconciling.plans import CONFIG, EARLIER, LLAMA, condition_of, isvc_of, plan_of
 
 MODEL_FORMAT_REQUIRED = (
     "Failed to find runtime for model llama: invalid model specification: modelFormat.name: "
@@ -24,9 +25,37 @@ SHARDED = (
 )
 
 
+ADVICE = (
+    "; models are not watched: once it is fixed, change this InferenceService (or a runtime) "
+    "to reconcile it"
+)
+
+
 def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
     return LogRecord(
         "error", message, (("namespace", "default"), ("inferenceService", "svc"), *fields)
+    )
+
+
+def _model_not_found(kind: str, said: str, kept: dict[str, Any] | None = None) -> ReconcilePlan:
+    """A pass parked on a missing model: its log line, ``Ready=False`` ``ModelNotFound`` (merged
+    into the ``kept`` status) and a Warning event, both saying ``said`` and how the pass comes
+    again (models are not watched)."""
+    message = f"{said}{ADVICE}"
+    kept = kept or {}
+    ready = condition_of("Ready", "False", "ModelNotFound", message)
+    conditions = sorted([*kept.get("conditions", []), ready], key=lambda c: c["type"])
+    return ReconcilePlan(
+        Outcome.PARKED,
+        status={**kept, "conditions": conditions},
+        events=(Event("Warning", "ModelNotFound", message),),
+        logs=(
+            _log(
+                f"Failed to get referenced {kind}",
+                ("model", "llama"),
+                ("error", f'{kind} "llama" not found'),
+            ),
+        ),
     )
 
 
@@ -44,70 +73,64 @@ def _log(message: str, *fields: tuple[str, Any]) -> LogRecord:
             ),
             id="no engine: a DeploymentModeError event and no workload at all",
         ),
-        # S2.14
+        # S2.14, and no silent stop: Ready False, ModelNotFound, and its Warning event
         pytest.param(
             isvc_of(),
             (),
             CONFIG,
-            ReconcilePlan(
-                Outcome.PARKED,
-                logs=(
-                    _log(
-                        "Failed to get referenced ClusterBaseModel",
-                        ("model", "llama"),
-                        ("error", 'ClusterBaseModel "llama" not found'),
-                    ),
-                ),
-            ),
-            id="a missing ClusterBaseModel is only logged: no event, no status, no workload",
+            _model_not_found("ClusterBaseModel", 'ClusterBaseModel "llama" not found'),
+            id="a missing ClusterBaseModel: logged, Ready False and an event ModelNotFound",
         ),
         pytest.param(
             isvc_of(),
             (make_model("llama", cluster=False),),
             CONFIG,
-            ReconcilePlan(
-                Outcome.PARKED,
-                logs=(
-                    _log(
-                        "Failed to get referenced ClusterBaseModel",
-                        ("model", "llama"),
-                        ("error", 'ClusterBaseModel "llama" not found'),
-                    ),
-                ),
+            _model_not_found(
+                "ClusterBaseModel",
+                'ClusterBaseModel "llama" not found; a BaseModel "llama" is in namespace default: '
+                "set spec.model.kind to BaseModel to use it",
             ),
-            id="a BaseModel does not stand in for a missing ClusterBaseModel",
+            id="a BaseModel does not stand in for a missing ClusterBaseModel, but is named",
         ),
         pytest.param(
             isvc_of(model_kind="BaseModel"),
             (LLAMA,),
             CONFIG,
-            ReconcilePlan(
-                Outcome.PARKED,
-                logs=(
-                    _log(
-                        "Failed to get referenced BaseModel",
-                        ("model", "llama"),
-                        ("error", 'BaseModel "llama" not found'),
-                    ),
-                ),
+            _model_not_found(
+                "BaseModel",
+                'BaseModel "llama" not found in namespace default; a ClusterBaseModel "llama" '
+                "exists: set spec.model.kind to ClusterBaseModel to use it",
             ),
-            id="a missing BaseModel is only logged, even when a ClusterBaseModel has its name",
+            id="a missing BaseModel names the ClusterBaseModel that has its name",
         ),
         pytest.param(
             isvc_of(model_kind="BaseModel"),
             (make_model("llama", cluster=False, namespace="other"),),
             CONFIG,
-            ReconcilePlan(
-                Outcome.PARKED,
-                logs=(
-                    _log(
-                        "Failed to get referenced BaseModel",
-                        ("model", "llama"),
-                        ("error", 'BaseModel "llama" not found'),
-                    ),
-                ),
+            _model_not_found("BaseModel", 'BaseModel "llama" not found in namespace default'),
+            id="a BaseModel in another namespace is not found and not named",
+        ),
+        pytest.param(
+            isvc_of(
+                status={
+                    "conditions": [
+                        condition_of("EngineReady", "True", at=EARLIER),
+                        condition_of("Ready", "True", at=EARLIER),
+                    ],
+                    "url": "http://svc.default.svc.cluster.local:8080",
+                }
             ),
-            id="a BaseModel in another namespace is not found",
+            (),
+            CONFIG,
+            _model_not_found(
+                "ClusterBaseModel",
+                'ClusterBaseModel "llama" not found',
+                kept={
+                    "conditions": [condition_of("EngineReady", "True", at=EARLIER)],
+                    "url": "http://svc.default.svc.cluster.local:8080",
+                },
+            ),
+            id="a model deleted under a ready InferenceService turns only Ready False",
         ),
         pytest.param(
             isvc_of(),

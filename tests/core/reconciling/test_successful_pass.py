@@ -50,7 +50,7 @@ def test_a_successful_pass_applies_the_workload_and_writes_the_whole_status() ->
                 "engine": {
                     "deploymentMode": "RawDeployment",
                     "deploymentModeSource": "Default",
-                    "url": "http://svc-engine.default.svc.cluster.local",
+                    "url": "http://svc-engine.default.svc.cluster.local:8080",
                     "scaleTargetRef": {
                         "apiVersion": "apps/v1",
                         "kind": "Deployment",

@@ -113,13 +113,13 @@ def test_instance_pod_name(args: tuple[str, str, int, str, int], expected: str) 
         pytest.param(
             None,
             "http://llama.llm.svc.cluster.local:8080",
-            "http://llama-engine.llm.svc.cluster.local",
-            id="urls use cluster.local by default",
+            "http://llama-engine.llm.svc.cluster.local:30000",
+            id="urls use cluster.local by default and the port each Service listens on",
         ),
         pytest.param(
             "corp.internal",
             "http://llama.llm.svc.corp.internal:8080",
-            "http://llama-engine.llm.svc.corp.internal",
+            "http://llama-engine.llm.svc.corp.internal:30000",
             id="urls use the configured cluster domain",
         ),
     ],
@@ -128,4 +128,4 @@ def test_urls(domain: str | None, expected_entry: str, expected_engine: str) -> 
     isvc = make_isvc("llama", namespace="llm")
     kwargs = {} if domain is None else {"cluster_domain": domain}
     assert entry_url(isvc, **kwargs) == expected_entry
-    assert component_url(isvc, "engine", **kwargs) == expected_engine
+    assert component_url(isvc, "engine", 30000, **kwargs) == expected_engine

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..conditions import find_condition
+from ..pod_health import pod_serves
 from ..rendering.instance_pods import SERVING_GATE
 
 __all__ = ["FINISHED_PHASES", "ObservedPod", "observed_pods"]
@@ -34,7 +35,8 @@ class ObservedPod:
     runner: str
     ordinal: int
     revision: str
-    #: ``ContainersReady=True``.
+    #: It serves, as its own ``Ready`` condition says, this operator's gate aside
+    #: (``pod_health.pod_serves``).
     ready: bool
     #: The ``ome.io/serving`` condition's status ("True", "False"), None when it is not set.
     serving: str | None
@@ -55,14 +57,13 @@ class ObservedPod:
             return None
         status = pod.get("status") or {}
         conditions = status.get("conditions") or []
-        ready = find_condition(conditions, "ContainersReady") or {}
         serving = find_condition(conditions, SERVING_GATE)
         return cls(
             name=str(meta.get("name") or ""),
             uid=str(meta.get("uid") or ""),
             runner=str(runner),
             revision=str(labels.get("ome.io/revision-hash") or ""),
-            ready=ready.get("status") == "True",
+            ready=pod_serves(pod),
             serving=None if serving is None else str(serving.get("status")),
             finished=status.get("phase") in FINISHED_PHASES,
             terminating=bool(meta.get("deletionTimestamp")),

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..pod_health import pods_cause
 from ..rendering.inference_replicas import revision_hash
 from ..rendering.instance_pods import render_instance_pods
 from .observed import ObservedPod, observed_pods
@@ -89,7 +90,14 @@ def plan_instances(
         create=tuple(writes.create),
         delete=tuple(writes.delete),
         serving=tuple(writes.serving),
-        status=replica_status(replica, states, desired=desired, revision=revision, now=now),
+        status=replica_status(
+            replica,
+            states,
+            desired=desired,
+            revision=revision,
+            now=now,
+            cause=pods_cause(pods),
+        ),
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..conditions import condition, find_condition, unavailable_allowed
+from ..pod_health import Cause
 from ..rendering.metadata import MANAGED_BY, OWNER_LABEL
 
 __all__ = ["InstanceState", "label_selector", "replica_ready", "replica_status"]
@@ -43,9 +44,10 @@ class InstanceState:
 
 
 def replica_ready(
-    instances: Sequence[InstanceState], desired: int, minimum: int
+    instances: Sequence[InstanceState], desired: int, minimum: int, cause: Cause | None = None
 ) -> tuple[str, str, str]:
-    """S5.4.10: the ``Ready`` condition's status, reason and message (first matching row)."""
+    """S5.4.10: the ``Ready`` condition's status, reason and message (first matching row);
+    too few Instances serving name the ``cause`` their pods show, when there is one."""
     ready = sum(instance.ready for instance in instances)
     # The controller sets the serving gate on every pod of a ready Instance in the same pass,
     # so a ready Instance serves (and, with no minReadySeconds, is available).
@@ -58,6 +60,8 @@ def replica_ready(
         return "True", "AllInstancesReady", f"{ready}/{desired} Instances Ready"
     if serving >= minimum:
         return "True", "MinimumAvailable", f"{serving}/{desired} Instances serving (min {minimum})"
+    if cause is not None:
+        return "False", cause.reason, cause.message
     return (
         "False",
         "ReplicaCountMismatch",
@@ -72,8 +76,10 @@ def replica_status(
     desired: int,
     revision: str,
     now: str,
+    cause: Cause | None = None,
 ) -> dict[str, Any]:
-    """The whole status the InferenceReplica controller writes."""
+    """The whole status the InferenceReplica controller writes; ``cause``: why its pods do not
+    serve, if they show it."""
     meta = replica.get("metadata") or {}
     spec = replica.get("spec") or {}
     previous = (replica.get("status") or {}).get("conditions") or []
@@ -81,7 +87,7 @@ def replica_status(
         ((spec.get("lifecycle") or {}).get("updateStrategy") or {}).get("rollingUpdate")
     ) or {}
     minimum = max(desired - unavailable_allowed(rolling.get("maxUnavailable"), desired), 0)
-    status, reason, message = replica_ready(instances, desired, minimum)
+    status, reason, message = replica_ready(instances, desired, minimum, cause)
     counted = [instance for instance in instances if instance.active]
     ready = sum(instance.ready for instance in counted)
     updated = [instance for instance in counted if instance.updated]

@@ -23,28 +23,48 @@ __all__ = [
 
 class ComponentRenderError(Exception):
     """A component's objects cannot be rendered; the reconciler treats it as an S6 failure.
-    ``metric_reason`` is its ``reason`` label on ``ome_component_reconcile_errors_total``."""
+    ``metric_reason`` is its ``reason`` label on ``ome_component_reconcile_errors_total``;
+    ``condition_reason`` the reason of ``Ready=False`` and of the Warning event that say so."""
 
     metric_reason: ClassVar[str] = "other"
+    condition_reason: ClassVar[str] = "ComponentRenderError"
+
+    def condition_message(self, component: str, runtime: str) -> str:
+        """What the InferenceService's author reads (the condition and the event)."""
+        return f"{component} component: {self}"
 
 
 class PlaceholderError(ComponentRenderError):
-    """A runner string is not one of the template forms of S5.1.7."""
+    """A runner string is not one of the template forms of S5.1.7; ``container``: the runner's
+    container name, once known."""
 
-    def __init__(self, path: str, template: str, problem: str) -> None:
+    condition_reason = "RuntimeTemplateError"
+
+    def __init__(
+        self, path: str, template: str, problem: str, container: str | None = None
+    ) -> None:
         self.path = path
         self.template = template
         self.problem = problem
+        self.container = container
         super().__init__(
             f"failed to render placeholders in {path}: "
             f"malformed template {json.dumps(template)}: {problem}"
         )
+
+    def in_container(self, container: str) -> PlaceholderError:
+        return PlaceholderError(self.path, self.template, self.problem, container)
+
+    def condition_message(self, component: str, runtime: str) -> str:
+        container = f"container {self.container} " if self.container else ""
+        return f"{component} component: {container}(runtime {runtime}): {self}"
 
 
 class PdbResolutionError(ComponentRenderError):
     """The PodDisruptionBudget of S5.5 cannot be resolved from the component and its runtime."""
 
     metric_reason = "pdb"
+    condition_reason = "PodDisruptionBudgetError"
 
     def __init__(self, component: str, problem: str) -> None:
         self.component = component
@@ -57,6 +77,7 @@ class PdbPreflightError(ComponentRenderError):
     not create (S5.5 preflight)."""
 
     metric_reason = "pdb"
+    condition_reason = "PodDisruptionBudgetError"
 
     def __init__(self, component: str, budget: str) -> None:
         self.component = component
@@ -69,6 +90,8 @@ class PdbPreflightError(ComponentRenderError):
 
 class ResourceQuantityError(ComponentRenderError):
     """A runner asks for a GPU count PARALLELISM_SIZE cannot be computed from (S5.1.5)."""
+
+    condition_reason = "InvalidResourceQuantity"
 
     def __init__(self, path: str, value: object) -> None:
         self.path = path

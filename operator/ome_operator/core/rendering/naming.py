@@ -11,6 +11,7 @@ import hashlib
 from ...models import InferenceService
 
 __all__ = [
+    "ENTRY_PORT",
     "MAX_NAME_LENGTH",
     "app_label",
     "component_name",
@@ -64,14 +65,19 @@ def app_label(isvc: str, component: str) -> str:
     return f"{isvc}-{component}"[:MAX_NAME_LENGTH].rstrip("-_.")
 
 
+#: The port the entry Service listens on.
+ENTRY_PORT = 8080
+
+
 def entry_url(isvc: InferenceService, cluster_domain: str = "cluster.local") -> str:
-    """``status.url`` (S5.6): the entry Service on port 8080."""
-    return f"http://{object_name(isvc.name)}.{isvc.namespace}.svc.{cluster_domain}:8080"
+    """``status.url``: the entry Service, on the port it listens on (``ENTRY_PORT``)."""
+    return f"http://{object_name(isvc.name)}.{isvc.namespace}.svc.{cluster_domain}:{ENTRY_PORT}"
 
 
 def component_url(
-    isvc: InferenceService, component: str, cluster_domain: str = "cluster.local"
+    isvc: InferenceService, component: str, port: int, cluster_domain: str = "cluster.local"
 ) -> str:
-    """``status.components.<component>.url`` (S5.2): the component Service."""
+    """``status.components.<component>.url``: the component Service, on the ``port`` it
+    listens on (its first)."""
     service = component_name(isvc.name, component)
-    return f"http://{service}.{isvc.namespace}.svc.{cluster_domain}"
+    return f"http://{service}.{isvc.namespace}.svc.{cluster_domain}:{port}"

@@ -16,7 +16,7 @@ from ...models import ModelResource
 from ..deployment_modes import DeploymentMode
 from ..merging import merge_values
 from .context import ComponentContext, has_leader_worker, pods_per_replica
-from .errors import ResourceQuantityError
+from .errors import PlaceholderError, ResourceQuantityError
 from .metadata import common_labels, pod_annotations, sorted_map, without_prefixes
 from .naming import object_name
 from .placeholders import child_path, render_placeholders, render_template
@@ -205,7 +205,10 @@ def _render_runner(ctx: ComponentContext, role: Role) -> dict[str, Any] | None:
     runner, path = _role_runner(ctx, role)
     if runner is None:
         return None
-    runner = render_placeholders(runner, ctx.isvc, path)
+    try:
+        runner = render_placeholders(runner, ctx.isvc, path)
+    except PlaceholderError as exc:
+        raise exc.in_container(str(runner.get("name") or DEFAULT_RUNNER_NAME)) from None
     runner["name"] = runner.get("name") or DEFAULT_RUNNER_NAME
     if ctx.component != "router":
         return _with_runner_env(ctx, runner, path)

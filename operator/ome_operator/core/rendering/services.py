@@ -20,6 +20,7 @@ from .metadata import (
     without_prefixes,
 )
 from .naming import (
+    ENTRY_PORT,
     app_label,
     component_name,
     headless_service_name,
@@ -43,8 +44,6 @@ __all__ = [
 #: OPEN-15: the port of a Service whose runner declares none.
 DEFAULT_PORT = {"name": "http1", "port": 8080, "targetPort": 8080, "protocol": "TCP"}
 
-#: The port the entry Service listens on (S5.6).
-ENTRY_PORT = 8080
 
 #: Label keys the LeaderWorkerSet controller puts on its pods.
 _LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
