@@ -133,7 +133,7 @@ class Metrics:
         self.webhook_warnings = Counter(
             "ome_webhook_warnings_total",
             "Admission warnings returned (warning: auto_selected|does_not_declare_support|"
-            "deployment_strategy).",
+            "deployment_strategy|model_kind).",
             ["warning"],
             registry=registry,
         )

@@ -48,6 +48,7 @@ _MODES = ", ".join(m.value for m in DeploymentMode)
 #: ``warning`` labels of the webhook's warnings metric (S10).
 AUTO_SELECTED, DOES_NOT_DECLARE_SUPPORT = "auto_selected", "does_not_declare_support"
 DEPLOYMENT_STRATEGY = "deployment_strategy"
+MODEL_KIND = "model_kind"
 #: Replica counts become a Deployment's, LeaderWorkerSet's or InferenceReplica's
 #: ``spec.replicas``: an int32.
 MAX_REPLICAS = 2**31 - 1
@@ -201,6 +202,23 @@ def _check_model(isvc: InferenceService, models: ModelCatalog) -> None:
         raise AdmissionDenied(str(ShardedModelError(ref.name)))
 
 
+def _model_kind_warnings(isvc: InferenceService, models: ModelCatalog) -> list[str]:
+    """A model the webhook finds (a BaseModel, then a ClusterBaseModel, whatever the kind) that
+    the controller will not (it needs the kind ``spec.model.kind`` names): said now, not only
+    as ``ModelNotFound`` after admission."""
+    ref, namespace = isvc.spec.model, isvc.namespace
+    if ref is None or models.referenced(ref, namespace) is not None:
+        return []
+    found = models.lookup(namespace, ref.name)
+    if found is None:
+        return []
+    return [
+        f'spec.model.kind is {ref.kind}, but only a {found.kind} "{ref.name}" exists'
+        f"{'' if found.is_cluster else f' in namespace {namespace}'}: the controller will "
+        f"report ModelNotFound and write nothing; set spec.model.kind to {found.kind}"
+    ]
+
+
 def _has_complete_runner(engine: ComponentSpec) -> bool:
     def image(runner: dict | None) -> bool:
         return bool((runner or {}).get("image"))
@@ -302,8 +320,15 @@ def review_inference_service(
     except AdmissionDenied as exc:
         message, selection = str(exc), exc.selection
     strategy = _deployment_strategy_warnings(isvc)
-    warnings = [text for _, text in selection_warnings] + strategy + _isvc_typo_warnings(isvc)
-    kinds = [kind for kind, _ in selection_warnings] + [DEPLOYMENT_STRATEGY] * len(strategy)
+    model_kind = _model_kind_warnings(isvc, models) if not message else []
+    warnings = (
+        model_kind + [text for _, text in selection_warnings] + strategy + _isvc_typo_warnings(isvc)
+    )
+    kinds = (
+        [MODEL_KIND] * len(model_kind)
+        + [kind for kind, _ in selection_warnings]
+        + [DEPLOYMENT_STRATEGY] * len(strategy)
+    )
     return AdmissionVerdict(not message, message, tuple(warnings), selection, tuple(kinds))
 
 
