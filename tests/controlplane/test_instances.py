@@ -3,10 +3,10 @@
 readiness reaches the InferenceService; deleting the InferenceService removes every pod through
 the garbage collector.
 
-Readiness comes from real scheduling and the KWOK nodes acting as kubelets. Two tests still act
-as the kubelet of a pod no node was found for (its pods wait for a node labelled for their
-model), through ``pods/status``, where a node cannot be told to: one pod's phase turned
-``Failed``, and one chosen pod of identical ones made ready."""
+Readiness comes from real scheduling and the KWOK nodes acting as kubelets. One test still acts
+as the kubelet of a pod no node was found for (its pod waits for a node labelled for its model),
+through ``pods/status``, where a node cannot be told to: it turns the pod's phase to
+``Failed``."""
 
 from __future__ import annotations
 
@@ -276,19 +276,42 @@ def test_a_failed_pod_recreates_its_instance(cluster, namespace, operator):
 
 
 def test_scaling_picks_indexes_and_deleting_the_service_removes_every_pod(
-    cluster, namespace, operator
+    cluster, namespace, operator, nodes
 ):
-    seed(cluster, namespace, isvc(namespace, deploymentMode="OMENative"))
+    # One 8-GPU pod per node: the three Instances run on three nodes.
+    nodes.label_for_model("llama", namespace, nodes.names[:3])
+    whole_node = {**copy.deepcopy(RUNNER), "resources": {"limits": {"nvidia.com/gpu": 8}}}
+    seed(
+        cluster,
+        namespace,
+        isvc(namespace, deploymentMode="OMENative"),
+        engine_config={"runner": whole_node},
+    )
     eventually(lambda: sorted(pods(cluster, namespace)) == ["chat-engine-0-default-0"])
     three = [f"chat-engine-{i}-default-0" for i in range(3)]
 
     cluster.patch(
         ISVC, namespace, "chat", {"spec": {"engine": {"minReplicas": 3, "maxReplicas": 3}}}
     )
-    eventually(lambda: sorted(pods(cluster, namespace)) == three)
-    kubelet(cluster, namespace, three[2])  # the ready one stays; non-ready ones go first
+    eventually(
+        lambda: (
+            {n: gate(p) for n, p in pods(cluster, namespace).items()}
+            == dict.fromkeys(three, "True")
+        ),
+        60,
+    )
+    # Instances 0 and 1 stop serving (their nodes stop answering): the ready one stays, the
+    # non-ready ones go first, the highest index of them first.
+    lost = [pods(cluster, namespace)[name]["spec"]["nodeName"] for name in three[:2]]
+    for node in lost:
+        nodes.make_unreachable(node)
+    eventually(
+        lambda: [gate(p) for p in pods(cluster, namespace).values()] == ["False"] * 2 + ["True"], 60
+    )
     cluster.patch(ISVC, namespace, "chat", {"spec": {"engine": {"minReplicas": 2}}})
     eventually(lambda: sorted(pods(cluster, namespace)) == [three[0], three[2]])
+    for node in lost:  # its kubelet back, the pod scaled away is gone for good
+        nodes.make_reachable(node)
     budget = eventually(
         lambda: (
             (spec := cluster.stored(PDB, namespace, "chat-engine")["spec"]).get("minAvailable") == 1
