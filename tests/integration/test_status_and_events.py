@@ -1,6 +1,6 @@
-"""Events and the RuntimeReady condition as the real operator posts and writes them (S8, S2.12,
-S2.13, S2.14, S3.7): exact texts, posted once per decision (OPEN-09), ``v1beta1Controllers``;
-and the cause a component's pods show, in its condition and one event."""
+"""Events and the RuntimeReady condition as the real operator posts and writes them (the tables
+of docs/troubleshooting.md): exact texts, posted once per decision, ``v1beta1Controllers``; and
+the cause a component's pods show, in its condition and one event."""
 
 from __future__ import annotations
 

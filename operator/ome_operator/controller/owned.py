@@ -3,7 +3,8 @@
 One ``KindCache`` per kind the operator writes, fed on the event loop with the messages of
 ``cluster.informing``. Objects labelled ``ome.io/inferenceservice`` are found by their owner;
 PodDisruptionBudgets are watched whether labelled or not and found by name, since a same-named
-budget the operator did not create fails preflight (S5.5). The pods of Deployments and
+budget the operator did not create fails preflight (docs/workloads.md, PodDisruptionBudgets).
+The pods of Deployments and
 LeaderWorkerSets are held too, found by their InferenceService, for why a component does not
 serve (OMENative pods are the InferenceReplica controller's). Every change to a labelled object is
 reported to ``on_change`` (the controller re-queues the owner unless it echoes its own write);
@@ -18,7 +19,7 @@ from typing import Any
 
 from ..cluster.api import newer_version, resource_version
 from ..cluster.resources import resource_named
-from ..core.rendering.metadata import OWNER_LABEL
+from ..core.rendering.metadata import MANAGED_BY, OWNER_LABEL
 from .packing import Held, Packed, pack, unpack
 from .watches import Collection, Watched, object_key
 
@@ -117,7 +118,7 @@ class OwnedObjects:
     #: Pods, read (never written) for why a component does not serve.
     PODS = "Pod"
     #: The pods held: an InferenceService's, but not OMENative ones.
-    POD_SELECTOR = f"{OWNER_LABEL},ome.io/managed-by!=OMENative"
+    POD_SELECTOR = ",".join([OWNER_LABEL, *(f"{k}!={v}" for k, v in MANAGED_BY.items())])
 
     def __init__(self) -> None:
         self.caches = {

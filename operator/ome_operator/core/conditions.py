@@ -182,15 +182,18 @@ def merge_conditions(
     return [merged[kind] for kind in sorted(merged)]
 
 
-def failed_status(status: Any, message: str, *, now: str) -> dict[str, Any]:
+def failed_status(
+    status: Any, message: str, *, now: str, reason: str = RECONCILE_FAILED
+) -> dict[str, Any]:
     """The status of an InferenceService whose pass failed with ``message``:
-    ``Ready=False``, reason ``ReconcileFailed``; every other condition and field as it was."""
+    ``Ready=False``, ``reason`` (by default ``ReconcileFailed``); every other condition and
+    field as it was."""
     kept = dict(status) if isinstance(status, Mapping) else {}
     previous = [c for c in kept.get("conditions") or [] if isinstance(c, Mapping)]
     ready = condition(
         "Ready",
         "False",
-        RECONCILE_FAILED,
+        reason,
         message,
         previous=find_condition(previous, "Ready"),
         now=now,

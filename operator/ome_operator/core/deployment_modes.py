@@ -58,6 +58,8 @@ class InvalidComponentModeError(ValueError):
     """A component resolved to a mode it cannot run (S3.4, S6)."""
 
     metric_reason: ClassVar[str] = "invalid_deployment_mode"
+    #: The reason of the component's condition and of ``Ready`` that say so.
+    condition_reason: ClassVar[str] = "InvalidDeploymentMode"
 
     def __init__(self, component: str, mode: DeploymentMode) -> None:
         self.component = component

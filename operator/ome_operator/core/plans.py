@@ -31,9 +31,9 @@ __all__ = [
 class Snapshot:
     """What one reconcile reads: runtimes and models (watch-fed), the objects that exist in the
     InferenceService's namespace under the names it owns, keyed by (kind, name), and the
-    operator configuration (S1.10) as it stands for this pass. ``pods``: the pods of each
-    component's Deployment or LeaderWorkerSet, by component, for why they do not serve (an
-    OMENative component's InferenceReplica says that itself)."""
+    operator configuration (docs/configuration.md) as it stands for this pass. ``pods``: the
+    pods of each component's Deployment or LeaderWorkerSet, by component, for why they do not
+    serve (an OMENative component's InferenceReplica says that itself)."""
 
     runtimes: RuntimeCatalog
     models: ModelCatalog

@@ -100,9 +100,9 @@ class _LeaderWorkerSetMissing(ComponentRenderError):
 def _told(
     isvc: InferenceService, name: str, reason: str, message: str, plan: ReconcilePlan, now: str
 ) -> ReconcilePlan:
-    """The failed pass ``plan`` (S6: earlier components written, the log line) with
-    ``<Component>Ready=False`` and ``Ready=False`` and a Warning event saying why: no silent
-    stop."""
+    """The failed pass ``plan`` (earlier components written, the log line: docs/troubleshooting.md,
+    "Some components are never written") with ``<Component>Ready=False`` and ``Ready=False`` and
+    a Warning event saying why: no silent stop."""
     previous = previous_conditions(isvc)
     updates = [
         condition(kind, "False", reason, message, previous=find_condition(previous, kind), now=now)
@@ -121,9 +121,8 @@ def _lws_missing(
     return replace(told, outcome=Outcome.PARKED)
 
 
-#: The reason of a component failure that is not a ``ComponentRenderError``.
-_FAILURE_REASONS = {InvalidComponentModeError: "InvalidDeploymentMode"}
-#: ... and of anything else (a merged component that does not parse).
+#: The reason of a component failure whose error names none (a merged component that does not
+#: parse).
 _INVALID_COMPONENT = "InvalidComponentSpec"
 
 
@@ -140,7 +139,11 @@ def _failed_component(
     if isinstance(exc, ComponentRenderError):
         reason, message = exc.condition_reason, exc.condition_message(name, runtime.name)
     else:
-        reason = _FAILURE_REASONS.get(type(exc), _INVALID_COMPONENT)
+        reason = (
+            exc.condition_reason
+            if isinstance(exc, InvalidComponentModeError)
+            else _INVALID_COMPONENT
+        )
         message = f"{name} component: {exc}"
     return _told(isvc, name, reason, message, plan, now)
 

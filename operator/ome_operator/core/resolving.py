@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..models import InferenceService, ModelResource, ServingRuntime
-from .conditions import condition, find_condition, merge_conditions
+from .conditions import condition, failed_status, find_condition, merge_conditions
 from .isvc_status import previous_conditions
 from .plans import Decisions, Event, LogRecord, Outcome, ReconcilePlan, Snapshot
 from .selection import (
@@ -121,7 +121,7 @@ def resolve_model(isvc: InferenceService, snap: Snapshot) -> ModelResource | Non
                 ("error", f'{ref.kind} "{ref.name}" not found'),
             ),
         )
-        status = _not_ready(isvc, MODEL_NOT_FOUND, message, snap.now)
+        status = failed_status(isvc.status, message, now=snap.now, reason=MODEL_NOT_FOUND)
         event = Event("Warning", MODEL_NOT_FOUND, message)
         raise Stop(ReconcilePlan(Outcome.PARKED, status=status, events=(event,), logs=(record,)))
     if model.spec.disabled:
@@ -151,15 +151,6 @@ def _model_not_found(isvc: InferenceService, snap: Snapshot) -> str:
             "ClusterBaseModel to use it"
         )
     return message + MODEL_ADVICE
-
-
-def _not_ready(isvc: InferenceService, reason: str, message: str, now: str) -> dict[str, Any]:
-    """The status as it was, with ``Ready=False`` saying ``reason`` and ``message``."""
-    previous = previous_conditions(isvc)
-    ready = condition(
-        "Ready", "False", reason, message, previous=find_condition(previous, "Ready"), now=now
-    )
-    return {**(isvc.status or {}), "conditions": merge_conditions(previous, [ready])}
 
 
 def _runtime_not_found(

@@ -1,7 +1,7 @@
-"""Passes that stop before any workload (SPEC S3.7, OPEN-11, S2.14, S1.10, S7.2.1, S2.2, OPEN-33):
-no engine, a missing or disabled model, a bad operator configuration, no model and no runtime,
-a model that fails the S2.2 pre-checks; what each one logs, posts, writes on the status and
-whether it is retried."""
+"""Passes that stop before any workload (docs/troubleshooting.md): no engine, a missing or
+disabled model, a bad operator configuration, no model and no runtime, a model that fails the
+runtime-selection pre-checks; what each one logs, posts, writes on the status and whether it is
+retried."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def _model_not_found(kind: str, said: str, kept: dict[str, Any] | None = None) -
             ),
             id="no engine: a DeploymentModeError event and no workload at all",
         ),
-        # S2.14, and no silent stop: Ready False, ModelNotFound, and its Warning event
+        # A missing model: no silent stop, Ready False, ModelNotFound, and its Warning event
         pytest.param(
             isvc_of(),
             (),

@@ -46,7 +46,8 @@ class InstanceState:
 def replica_ready(
     instances: Sequence[InstanceState], desired: int, minimum: int, cause: Cause | None = None
 ) -> tuple[str, str, str]:
-    """S5.4.10: the ``Ready`` condition's status, reason and message (first matching row);
+    """The ``Ready`` condition's status, reason and message (first matching row; the table of
+    docs/troubleshooting.md, "OMENative pods and InferenceReplicas");
     too few Instances serving name the ``cause`` their pods show, when there is one."""
     ready = sum(instance.ready for instance in instances)
     # The controller sets the serving gate on every pod of a ready Instance in the same pass,

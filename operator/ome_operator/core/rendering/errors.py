@@ -35,8 +35,8 @@ class ComponentRenderError(Exception):
 
 
 class PlaceholderError(ComponentRenderError):
-    """A runner string is not one of the template forms of S5.1.7; ``container``: the runner's
-    container name, once known."""
+    """A runner string is not one of the template forms docs/troubleshooting.md lists
+    (``RuntimeTemplateError``); ``container``: the runner's container name, once known."""
 
     condition_reason = "RuntimeTemplateError"
 
