@@ -221,10 +221,14 @@ async def test_runtime_ready_follows_the_runtime_lookup(kube, operator):
         "Excluded runtimes: bystander (model format 'mt:safetensors:transformers' not in "
         "supported formats: format name mismatch (model=safetensors, runtime=onnx))"
     )
-    await eventually(lambda: len(events_for(kube, "chat")) == 2)  # after its status write
-    assert without_times(status_of(kube, "chat")["conditions"]) == [
-        {**not_found, "message": checked}
-    ]
+    # The writer posts a pass's events before its status: wait for both.
+    await eventually(lambda: len(events_for(kube, "chat")) == 2)
+    await eventually(
+        lambda: (
+            without_times(status_of(kube, "chat")["conditions"])
+            == [{**not_found, "message": checked}]
+        )
+    )
 
     await seed(kube, operator, VLLM)
     await eventually(lambda: stored(kube, DEPLOYMENT, "default", "chat-engine"))
