@@ -2,6 +2,7 @@
 
 import pathlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import kmock
 import pytest
@@ -9,6 +10,9 @@ import pytest
 from tests.support import loopback_only
 from tests.support.kube_access import write_kubeconfig
 from tests.support.kube_emulator import DECLARED_RESOURCES, ApiServerLikeEmulator
+
+if TYPE_CHECKING:
+    from ome_operator.cluster.api import KubeApi
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,6 +49,18 @@ def kubeconfig(
     monkeypatch.setenv("KUBECONFIG", path)
     monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", path)
     return path
+
+
+@pytest.fixture
+def api(kubeconfig: str) -> "KubeApi":
+    """The operator's API client, reaching ``kube`` through ``kubeconfig``."""
+    from kubernetes import client, config  # here too: pure tests need not pay for the import
+
+    from ome_operator.cluster.api import KubeApi
+
+    configuration = client.Configuration()
+    config.load_kube_config(kubeconfig, client_configuration=configuration)
+    return KubeApi(client.ApiClient(configuration))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

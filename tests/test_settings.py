@@ -1,5 +1,6 @@
 """The operator's settings: every flag of ``ome-operator run`` is declared once, in
-``RunOptions``; the parser is built from it and reads back into it, defaults included."""
+``RunOptions``; the parser is built from it and reads back into it, defaults included; values
+the operator cannot run with are problems (docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from ome_operator.settings import RunOptions, add_run_flags
+from ome_operator.settings import RunOptions, add_run_flags, run_option_problems
 
 
 def parsed(argv: list[str]) -> RunOptions:
@@ -25,6 +26,10 @@ def no_environment(monkeypatch):
 
 def test_no_flag_gives_the_declared_defaults():
     assert parsed([]) == RunOptions()
+
+
+def test_neither_hardening_flag_means_a_30_s_idle_timeout_and_metrics_not_secured():
+    assert parsed([]) == RunOptions(webhook_idle_timeout=30.0, metrics_secure=False)
 
 
 @pytest.mark.parametrize(
@@ -52,6 +57,12 @@ def test_no_flag_gives_the_declared_defaults():
         ),
         pytest.param(["--config-cache-ttl", "2.5"], {"config_cache_ttl": 2.5}, id="a float flag"),
         pytest.param(["--workers", "8"], {"workers": 8}, id="workers"),
+        pytest.param(
+            ["--webhook-idle-timeout", "2.5"],
+            {"webhook_idle_timeout": 2.5},
+            id="the idle timeout is a float",
+        ),
+        pytest.param(["--metrics-secure"], {"metrics_secure": True}, id="secure metrics"),
     ],
 )
 def test_each_flag_sets_its_field_only(argv, changed):
@@ -68,6 +79,26 @@ def test_each_flag_sets_its_field_only(argv, changed):
 def test_an_environment_variable_replaces_a_default(monkeypatch, variable, value, changed):
     monkeypatch.setenv(variable, value)
     assert parsed([]) == dataclasses.replace(RunOptions(), **changed)
+
+
+@pytest.mark.parametrize(
+    "idle, problems",
+    [
+        pytest.param(0.5, [], id="any positive idle timeout runs"),
+        pytest.param(
+            0.0,
+            ["--webhook-idle-timeout must be more than 0 seconds (got 0)"],
+            id="no idle timeout is refused",
+        ),
+        pytest.param(
+            -1.0,
+            ["--webhook-idle-timeout must be more than 0 seconds (got -1)"],
+            id="a negative idle timeout is refused",
+        ),
+    ],
+)
+def test_the_idle_timeout_must_be_positive(idle, problems):
+    assert run_option_problems(RunOptions(webhook_idle_timeout=idle)) == problems
 
 
 def test_a_flag_beats_its_environment_variable(monkeypatch):

@@ -1,6 +1,10 @@
-"""Prometheus metrics (S10, OPEN-35): every metric object lives here, behind named recorders,
-and the endpoint that serves them (with the readiness check beside them); nothing else imports
-``prometheus_client``.
+"""Prometheus metrics (docs/metrics-and-alerts.md): every metric object lives here, behind named
+recorders, and the endpoint that serves them (with the readiness check beside them); nothing else
+imports ``prometheus_client``.
+
+The endpoint answers ``/metrics`` and ``/readyz`` only (404 elsewhere), bounds each connection
+(``SOCKET_TIMEOUT``, ``REQUEST_DEADLINE``, ``MAX_CONNECTIONS``), and can ask who scrapes
+(``access``: ``handlers.metrics_access`` with ``--metrics-secure``) over HTTPS.
 
 No label carries an object name. Tests pass their own ``CollectorRegistry`` to ``Metrics``. The
 API edge (``cluster``) imports nothing of this module: start-up hands it the recorders
@@ -10,8 +14,12 @@ API edge (``cluster``) imports nothing of this module: start-up hands it the rec
 from __future__ import annotations
 
 import collections
+import contextlib
+import socket
+import ssl
 import threading
 from collections.abc import Callable, Hashable, Iterable
+from http import HTTPStatus
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
@@ -20,7 +28,7 @@ from prometheus_client.exposition import ThreadingWSGIServer
 
 from . import OME_VERSION, __version__
 
-__all__ = ["Metrics", "serve_metrics"]
+__all__ = ["Access", "Metrics", "serve_metrics"]
 
 #: Seconds a key waits in a work queue: a pass takes up to seconds, a burst of changes queues
 #: every InferenceService (S9), so the tail reaches minutes.
@@ -31,6 +39,21 @@ MOVED_BUCKETS = (0, 1, 5, 10, 50, 100, 500, 1000, 5000, 10000)
 WEBHOOK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
+#: Seconds one read or write of a metrics or readiness connection may block.
+SOCKET_TIMEOUT = 10.0
+#: Seconds a metrics or readiness request may take in all, from its connection (the TLS
+#: handshake, the headers, the token reviews, the answer): Prometheus gives a scrape 10 s by
+#: default, the kubelet a probe 1 s. A connection still open then is shut.
+REQUEST_DEADLINE = 20.0
+#: Connections served at once (each is a thread); one more is closed at once.
+MAX_CONNECTIONS = 128
+_PLAIN = [("Content-Type", "text/plain; charset=utf-8")]
+
+#: What a secured endpoint asks of each scrape: (status, text) for its ``Authorization`` header;
+#: 200 serves it.
+Access = Callable[[str | None], tuple[int, str]]
+
+
 class _QuietHandler(WSGIRequestHandler):
     """No access-log line per scrape or probe."""
 
@@ -38,25 +61,91 @@ class _QuietHandler(WSGIRequestHandler):
         return
 
 
+class _MetricsServer(ThreadingWSGIServer):
+    """One thread per connection, at most ``MAX_CONNECTIONS`` at once, each within
+    ``REQUEST_DEADLINE``; over TLS when ``tls`` gives a context (the handshake is in the
+    connection's thread, not the one accepting)."""
+
+    tls: Callable[[], ssl.SSLContext] | None = None
+    deadline = REQUEST_DEADLINE
+    socket_timeout = SOCKET_TIMEOUT
+    slots = threading.BoundedSemaphore(0)  # replaced when it listens
+
+    def server_activate(self) -> None:
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        super().server_activate()
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        return self.slots.acquire(blocking=False)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        current = [request]
+        cut = threading.Timer(self.deadline, _shut, current)
+        cut.daemon = True
+        cut.start()
+        try:
+            request.settimeout(self.socket_timeout)
+            if self.tls is not None:
+                current[0] = self.tls().wrap_socket(request, server_side=True)
+            self.RequestHandlerClass(current[0], client_address, self)
+        finally:
+            cut.cancel()
+            if current[0] is not request:
+                current[0].close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away, timed out or failed its handshake: nothing to log."""
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _answer(start_response: Callable[..., Any], status: int, text: str) -> list[bytes]:
+    start_response(f"{status} {HTTPStatus(status).phrase}", list(_PLAIN))  # wsgiref adds to it
+    return [f"{text}\n".encode()]
+
+
 def serve_metrics(
-    host: str, port: int, unready: Callable[[], str | None] = lambda: None
+    host: str,
+    port: int,
+    unready: Callable[[], str | None] = lambda: None,
+    *,
+    access: Access | None = None,
+    tls: Callable[[], ssl.SSLContext] | None = None,
 ) -> ThreadingWSGIServer:
-    """Serve the default registry on ``http://<host>:<port>/metrics``, and ``/readyz``: 200 while
-    ``unready()`` is None (reviews sent to this replica are answered), else 503 with its reason;
-    from a thread."""
+    """Serve the default registry at ``/metrics`` on ``host:port`` (404 on any other path), and
+    ``/readyz``: 200 while ``unready()`` is None (reviews sent to this replica are answered),
+    else 503 with its reason; from a thread. With ``access`` each scrape (not ``/readyz``: the
+    kubelet sends no token) is served only when it answers 200; with ``tls``, over HTTPS."""
     metrics = make_wsgi_app(REGISTRY)
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if environ.get("PATH_INFO") != "/readyz":
-            return metrics(environ, start_response)
-        reason = unready()
-        if reason is None:
-            start_response("200 OK", [("Content-Type", "text/plain")])
-            return [b"ok\n"]
-        start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
-        return [f"not ready: {reason}\n".encode()]
+        path = environ.get("PATH_INFO")
+        if path == "/readyz":
+            reason = unready()
+            if reason is None:
+                return _answer(start_response, 200, "ok")
+            return _answer(start_response, 503, f"not ready: {reason}")
+        if path != "/metrics":
+            return _answer(start_response, 404, "not found: metrics are served at /metrics")
+        if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+            return _answer(start_response, 405, "method not allowed: use GET")
+        if access is not None:
+            status, text = access(environ.get("HTTP_AUTHORIZATION"))
+            if status != 200:
+                return _answer(start_response, status, text)
+        return metrics(environ, start_response)
 
-    server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
+    server = make_server(host, port, app, _MetricsServer, handler_class=_QuietHandler)
+    server.tls = tls
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
     return server
 
@@ -96,7 +185,7 @@ class Metrics:
         self.component_errors = Counter(
             "ome_component_reconcile_errors_total",
             "Component reconcile failures (component: engine|decoder|router; reason: "
-            "invalid_deployment_mode|pdb|other).",
+            "invalid_deployment_mode|pdb|pod_policy|other).",
             ["component", "reason"],
             registry=registry,
         )

@@ -61,8 +61,19 @@ class RunOptions:
     )
     metrics_bind_address: str = _flag(
         ":8080",
-        "Address of the Prometheus /metrics endpoint; 0 disables it",
+        "Address of the Prometheus /metrics endpoint (and /readyz); 127.0.0.1:PORT serves it "
+        "to the pod only; 0 disables it",
         "--metrics-bind-address",
+    )
+    #: controller-runtime's secure metrics: HTTPS with the webhook's serving certificate, each
+    #: scrape's bearer token reviewed (TokenReview) and authorized for GET /metrics
+    #: (SubjectAccessReview); /readyz stays open to the kubelet.
+    metrics_secure: bool = _flag(
+        False,
+        "Serve /metrics over HTTPS (the webhook's certificate) only to clients whose bearer "
+        "token the API server authenticates and allows to get the non-resource URL /metrics",
+        "--metrics-secure",
+        action="store_true",
     )
     health_probe_bind_address: str = _flag(
         ":8081",
@@ -104,6 +115,14 @@ class RunOptions:
         "--webhook-shutdown-grace",
         type=float,
     )
+    #: How long the API server may keep a connection open for its next review (it keeps idle
+    #: ones up to 90 s); headers and body have the 10 s of a review (docs/webhook.md).
+    webhook_idle_timeout: float = _flag(
+        30.0,
+        "Seconds an open webhook connection may wait for its next review before it is closed",
+        "--webhook-idle-timeout",
+        type=float,
+    )
     config_cache_ttl: float = _flag(
         30.0,
         "Seconds between re-reads of the operator configuration",
@@ -122,6 +141,28 @@ class RunOptions:
     )
     leader_election_id: str = _flag(
         "ome-operator", "Name of the leader Lease in the operator namespace", "--leader-election-id"
+    )
+    #: The Lease's timings (controller-runtime's flag names; client-go's defaults): a leader
+    #: renews every retry period, writes and leads only while its last renewal is younger than
+    #: the renew deadline, and another replica takes over a Lease not renewed for the duration.
+    leader_elect_lease_duration: float = _flag(
+        15.0,
+        "Seconds a Lease not renewed is held before another replica may take it over",
+        "--leader-elect-lease-duration",
+        type=float,
+    )
+    leader_elect_renew_deadline: float = _flag(
+        10.0,
+        "Seconds the leader keeps writing and leading since its last renewal; less than the "
+        "lease duration",
+        "--leader-elect-renew-deadline",
+        type=float,
+    )
+    leader_elect_retry_period: float = _flag(
+        2.0,
+        "Seconds between attempts to take or renew the Lease; less than the renew deadline",
+        "--leader-elect-retry-period",
+        type=float,
     )
 
     @classmethod
@@ -181,6 +222,19 @@ def _cert_dir_problem(folder: str | None) -> str | None:
     return f'--webhook-cert-dir "{folder}" has no {" or ".join(missing)}' if missing else None
 
 
+def _lease_terms_problem(options: RunOptions) -> str | None:
+    duration = options.leader_elect_lease_duration
+    deadline = options.leader_elect_renew_deadline
+    retry = options.leader_elect_retry_period
+    if duration > deadline > retry > 0:
+        return None
+    return (
+        "--leader-elect-lease-duration must be more than --leader-elect-renew-deadline, which "
+        "must be more than --leader-elect-retry-period, which must be more than 0 seconds "
+        f"(got {duration:g}, {deadline:g} and {retry:g})"
+    )
+
+
 def run_option_problems(options: RunOptions) -> list[str]:
     """Why ``options`` cannot run, one sentence per flag, in flag order (empty: they can)."""
     found = [
@@ -195,8 +249,13 @@ def run_option_problems(options: RunOptions) -> list[str]:
         else "--webhook-shutdown-grace must be 0 seconds or more "
         f"(got {options.webhook_shutdown_grace:g})",
         None
+        if options.webhook_idle_timeout > 0
+        else "--webhook-idle-timeout must be more than 0 seconds "
+        f"(got {options.webhook_idle_timeout:g})",
+        None
         if options.config_cache_ttl > 0
         else f"--config-cache-ttl must be more than 0 seconds (got {options.config_cache_ttl:g})",
         None if options.workers >= 1 else f"--workers must be at least 1 (got {options.workers})",
+        _lease_terms_problem(options),
     ]
     return [problem for problem in found if problem is not None]

@@ -81,6 +81,8 @@ def _crd_resources() -> dict[str, list[dict]]:
     found: dict[str, list[dict]] = {}
     for path in sorted((ROOT / "manifests" / "crds").glob("*.yaml")):
         crd = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if crd.get("kind") != "CustomResourceDefinition":
+            continue  # the folder's kustomization.yaml
         names, namespaced = crd["spec"]["names"], crd["spec"]["scope"] == "Namespaced"
         for version in crd["spec"]["versions"]:
             listed = _resource(names["plural"], names["singular"], names["kind"], namespaced)

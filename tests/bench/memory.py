@@ -61,6 +61,7 @@ from kubernetes import client as k8s_client  # noqa: E402
 
 from ome_operator.cli.render import render_report  # noqa: E402
 from ome_operator.cluster.api import KubeApi  # noqa: E402
+from tests.bench.processes import operator_env, stop  # noqa: E402
 from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest  # noqa: E402
 from tests.support.kube_access import write_kubeconfig  # noqa: E402
 from tests.support.operator_run import free_port  # noqa: E402
@@ -218,11 +219,7 @@ class Bench:
         argv += [f"--health-probe-bind-address=127.0.0.1:{health}"]
         argv += ["--webhook-bind-address=127.0.0.1", f"--webhook-port={free_port()}"]
         argv += [f"--workers={options.workers}", "--log-format=json"]
-        env = {
-            "KUBECONFIG": str(kubeconfig),
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": f"{ROOT / 'operator'}:{ROOT}",  # this checkout, not an installed one
-        }
+        env = operator_env(kubeconfig)
         self.log = (tmp / "operator.log").open("wb")
         self.operator = subprocess.Popen(argv, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         STARTED.append(self.operator)
@@ -230,13 +227,7 @@ class Bench:
 
     def close(self) -> None:
         for process in (self.operator, self.emulator):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+            stop(process)
         self.log.close()
 
     def _wait(self, probe: Callable[[], bool], timeout: float, what: str) -> None:

@@ -56,6 +56,20 @@ def run(*argv: str) -> tuple[int, str, str]:
             id="a negative shutdown grace",
         ),
         pytest.param(
+            ("--leader-elect-renew-deadline", "20"),
+            "--leader-elect-lease-duration must be more than --leader-elect-renew-deadline, "
+            "which must be more than --leader-elect-retry-period, which must be more than 0 "
+            "seconds (got 15, 20 and 2)",
+            id="a renew deadline past the lease's duration",
+        ),
+        pytest.param(
+            ("--leader-elect-retry-period", "0"),
+            "--leader-elect-lease-duration must be more than --leader-elect-renew-deadline, "
+            "which must be more than --leader-elect-retry-period, which must be more than 0 "
+            "seconds (got 15, 10 and 0)",
+            id="no retry period",
+        ),
+        pytest.param(
             ("--webhook-cert-dir", "/nonexistent"),
             '--webhook-cert-dir "/nonexistent" has no tls.crt or tls.key',
             id="a certificate folder that is not there",

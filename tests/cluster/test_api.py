@@ -1,6 +1,7 @@
 """The one transport (``KubeApi``) against the API-server-like emulator: every failure is a typed
 error, chosen by the answer's status, carrying the server's message, reason and details; no
-answer at all is ``Unreachable`` (``TimedOut`` past the request timeout)."""
+answer at all is ``Unreachable`` (``TimedOut`` past the request timeout). Each request is sent
+once; a client with a fence asks it before every write and sends none it refuses."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ome_operator.cluster.errors import (
     Unreachable,
     api_error,
 )
+from ome_operator.cluster.leases import NotLeading
 
 CONFIG_MAP = {
     "apiVersion": "v1",
@@ -154,3 +156,114 @@ def test_reworded_keeps_the_class_and_every_field():
         "from_server": True,
         "causes": ("FieldValueInvalid",),
     }
+
+
+def default_client(kubeconfig: str) -> k8s_client.ApiClient:
+    """A client as the operator makes it: the library's default retries left on."""
+    configuration = k8s_client.Configuration()
+    k8s_config.load_kube_config(kubeconfig, client_configuration=configuration)
+    return k8s_client.ApiClient(configuration)
+
+
+def received(kube, method: str) -> list[str]:
+    """``METHOD path`` of the requests of ``method`` the server received."""
+    return [f"{r.method.name} {r.url.path}" for r in kube if r.method.name == method]
+
+
+async def test_a_request_that_times_out_is_sent_once(kube, kubeconfig):
+    """No retry inside a request (urllib3's default waited three more read timeouts): the
+    callers retry with backoff, and a leader must hear of a silent server within its deadline."""
+    api = KubeApi(default_client(kubeconfig), 0.2)
+    kube.inject_fault(None, resource="v1/configmaps", delay=1.0, times=5)
+    with pytest.raises(TimedOut):
+        await asyncio.to_thread(api.get, CONFIG_MAP)
+    assert received(kube, "GET") == ["GET /api/v1/namespaces/default/configmaps/settings"]
+
+
+class Fence:
+    """Answers the seconds a write may wait, in turn; an exception in turn is raised."""
+
+    def __init__(self, *answers: float | Exception) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[str, str]] = []
+
+    def __call__(self, method: str, path: str) -> float:
+        self.asked.append((method, path))
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+NOT_LEADING = NotLeading.refusing("POST", "/api/v1/namespaces/default/configmaps", 10.0)
+CONFIG_MAPS = "/api/v1/namespaces/default/configmaps"
+
+
+@pytest.mark.parametrize(
+    ("call", "asked"),
+    [
+        pytest.param(lambda api: api.get(CONFIG_MAP), [], id="a read is not fenced"),
+        pytest.param(
+            lambda api: api.create(
+                {**CONFIG_MAP, "metadata": {**CONFIG_MAP["metadata"], "name": "b"}}
+            ),
+            [("POST", CONFIG_MAPS)] * 2,
+            id="a create is fenced before the request and again at its first send",
+        ),
+        pytest.param(
+            lambda api: api.merge_patch(CONFIG_MAP, {"data": {"a": "2"}}),
+            [("PATCH", f"{CONFIG_MAPS}/settings")] * 2,
+            id="a patch is fenced",
+        ),
+        pytest.param(
+            lambda api: api.delete(CONFIG_MAP),
+            [("DELETE", f"{CONFIG_MAPS}/settings")] * 2,
+            id="a delete is fenced",
+        ),
+    ],
+)
+async def test_every_write_and_no_read_asks_the_fence(kube, kubeconfig, call, asked):
+    await asyncio.to_thread(KubeApi(client(kubeconfig)).create, CONFIG_MAP)
+    fence = Fence(30.0)
+    await asyncio.to_thread(call, KubeApi(client(kubeconfig), fence=fence))
+    assert fence.asked == asked
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        pytest.param((NOT_LEADING,), id="refused before the request"),
+        pytest.param(
+            (30.0, NOT_LEADING), id="refused at the first send (the Lease aged in between)"
+        ),
+    ],
+)
+async def test_a_write_the_fence_refuses_is_not_sent_nor_counted(kube, kubeconfig, answers):
+    counted: list[tuple[str, int]] = []
+    api = KubeApi(
+        client(kubeconfig), fence=Fence(*answers), on_request=lambda *a: counted.append(a)
+    )
+    with pytest.raises(NotLeading) as raised:
+        await asyncio.to_thread(api.create, CONFIG_MAP)
+    assert (str(raised.value), received(kube, "POST"), counted) == (
+        "POST /api/v1/namespaces/default/configmaps not sent: "
+        "the leader Lease was last renewed 10.0 s ago",
+        [],
+        [],
+    )
+    with pytest.raises(NotFound):  # and the client goes on
+        await asyncio.to_thread(api.get, CONFIG_MAP)
+
+
+async def test_a_write_waits_for_its_answer_no_longer_than_the_fence_allows(kube, kubeconfig):
+    api = KubeApi(client(kubeconfig), (5, 30), fence=Fence(0.2))
+    kube.inject_fault(None, resource="v1/configmaps", method="POST", delay=2.0)
+    with pytest.raises(TimedOut):
+        await asyncio.to_thread(api.create, CONFIG_MAP)
+
+
+async def test_every_request_carries_the_user_agent(kube, kubeconfig):
+    api = KubeApi(client(kubeconfig), user_agent="ome-operator/0.1.0 (replica-a)")
+    await asyncio.to_thread(api.create, CONFIG_MAP)
+    await asyncio.to_thread(api.get, CONFIG_MAP)
+    assert [r.headers.get("User-Agent") for r in kube] == ["ome-operator/0.1.0 (replica-a)"] * 2

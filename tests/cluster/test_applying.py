@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from ome_operator.cluster.applying import APPLIED, is_subset, patch_to_apply, recorded
+from ome_operator.cluster.applying import (
+    APPLIED,
+    OWNER_UID_ANNOTATION,
+    is_subset,
+    patch_to_apply,
+    recorded,
+)
+from ome_operator.core.ownership import UID_ANNOTATION
 
 
 def _resources(**quantities: Any) -> dict[str, Any]:
@@ -228,3 +235,28 @@ def test_the_record_is_a_digest_and_the_key_tree() -> None:
     assert len(json.loads(record)["digest"]) == 16
     changed = recorded(_deployment({"app": "chat"}, {"containers": [{"name": "c"}]}))
     assert changed["metadata"]["annotations"][APPLIED] != record
+
+
+def _owned_by(uid: str) -> dict[str, Any]:
+    """A Service written for the InferenceService of ``uid``: its reference and recorded uid."""
+    reference = {"kind": "InferenceService", "name": "chat", "uid": uid, "controller": True}
+    metadata = {
+        "name": "chat",
+        "namespace": "default",
+        "annotations": {OWNER_UID_ANNOTATION: uid, "team": "a"},
+        "ownerReferences": [reference],
+    }
+    return {"apiVersion": "v1", "kind": "Service", "metadata": metadata, "spec": {"type": "X"}}
+
+
+def test_the_record_is_the_same_for_every_owner_of_the_same_spec() -> None:
+    first, second = recorded(_owned_by("u1")), recorded(_owned_by("u2"))
+
+    assert first["metadata"]["annotations"][APPLIED] == second["metadata"]["annotations"][APPLIED]
+    assert json.loads(first["metadata"]["annotations"][APPLIED])["keys"]["metadata"] == {
+        "annotations": {"team": 1}
+    }
+
+
+def test_the_edge_and_the_core_name_the_same_uid_annotation() -> None:
+    assert OWNER_UID_ANNOTATION == UID_ANNOTATION

@@ -12,8 +12,6 @@ from typing import Any
 
 import kmock
 import pytest
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
 from ome_operator.cluster.api import KubeApi
 from ome_operator.cluster.informing import Changed, Informer, Message, Relisted
@@ -67,13 +65,6 @@ class Received:
             for m in list(self.messages)
             if isinstance(m, Changed)
         ]
-
-
-@pytest.fixture
-def api(kubeconfig: str) -> KubeApi:
-    configuration = k8s_client.Configuration()
-    k8s_config.load_kube_config(kubeconfig, client_configuration=configuration)
-    return KubeApi(k8s_client.ApiClient(configuration))
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """Leader election over a Lease against the emulator: the first candidate creates and holds it,
 another cannot take it while it is renewed and takes it once it expired (a transition counted),
 a renewal keeps acquireTime, a release hands it over at once, and of two candidates writing over
-the same version only one wins."""
+the same version only one wins. A renewal's requests end before the renew deadline; a write the
+fence refuses says why."""
 
 from __future__ import annotations
 
@@ -9,11 +10,9 @@ import asyncio
 import datetime
 
 import pytest
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
 from ome_operator.cluster.api import KubeApi
-from ome_operator.cluster.leases import LeaseElector, LeaseTerms, held_by_another
+from ome_operator.cluster.leases import LeaseElector, LeaseTerms, NotLeading, held_by_another
 from tests.support.kube_access import apply_object
 
 START = datetime.datetime(2026, 12, 1, 12, 0, 0, tzinfo=datetime.UTC)
@@ -29,13 +28,6 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         self.now += datetime.timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def api(kubeconfig: str) -> KubeApi:
-    configuration = k8s_client.Configuration()
-    k8s_config.load_kube_config(kubeconfig, client_configuration=configuration)
-    return KubeApi(k8s_client.ApiClient(configuration))
 
 
 def candidate(api: KubeApi, identity: str, clock: Clock) -> LeaseElector:
@@ -146,3 +138,44 @@ def test_who_holds_a_lease(lease, expected):
 
 def test_default_terms_are_client_gos():
     assert LeaseTerms() == LeaseTerms(duration=15.0, renew_deadline=10.0, retry=2.0)
+
+
+@pytest.mark.parametrize(
+    ("terms", "expected"),
+    [
+        pytest.param(LeaseTerms(), 4.0, id="the defaults: 4 s per request"),
+        pytest.param(LeaseTerms(4.0, 3.0, 0.5), 1.25, id="the control-plane tests' terms"),
+    ],
+)
+def test_a_renewal_ends_before_the_renew_deadline(terms, expected):
+    """Its two requests (a read, a write), each sent once and waiting the request timeout, end
+    a retry period before the deadline."""
+    assert (terms.request_timeout, 2 * terms.request_timeout + terms.retry) == (
+        expected,
+        terms.renew_deadline,
+    )
+
+
+@pytest.mark.parametrize(
+    ("renewed_ago", "expected"),
+    [
+        pytest.param(
+            None,
+            "PATCH /apis/apps/v1/x not sent: this replica does not hold the leader Lease",
+            id="never held",
+        ),
+        pytest.param(
+            12.345,
+            "PATCH /apis/apps/v1/x not sent: the leader Lease was last renewed 12.3 s ago",
+            id="held, renewed too long ago",
+        ),
+    ],
+)
+def test_a_write_not_sent_says_why(renewed_ago, expected):
+    error = NotLeading.refusing("PATCH", "/apis/apps/v1/x", renewed_ago)
+    assert (str(error), error.status, error.reason, error.retriable) == (
+        expected,
+        0,
+        "NotLeading",
+        True,
+    )

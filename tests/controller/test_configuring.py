@@ -9,10 +9,7 @@ import json
 import logging
 
 import pytest
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
-from ome_operator.cluster.api import KubeApi
 from ome_operator.controller.configuring import ConfigSource
 from ome_operator.core.operator_config import OperatorConfig, StartupConfigError
 from tests.support.kube_access import apply_object
@@ -33,13 +30,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-def api(kubeconfig: str) -> KubeApi:
-    configuration = k8s_client.Configuration()
-    k8s_config.load_kube_config(kubeconfig, client_configuration=configuration)
-    return KubeApi(k8s_client.ApiClient(configuration))
 
 
 def reads(kube) -> int:
@@ -100,3 +90,13 @@ async def test_a_configuration_the_manager_cannot_start_with_is_fatal_only_at_st
         "Failed to initialize deployment configuration: "
         'defaultDeploymentMode "OMENative" is not RawDeployment'
     ]
+
+
+async def test_peek_holds_the_configuration_only_while_it_is_fresh(kube, api) -> None:
+    clock = Clock()
+    source = ConfigSource(lambda: api, "ome", ttl=30, clock=clock)
+    before = source.peek()
+    loaded = await asyncio.to_thread(source)
+    held = source.peek()
+    clock.now = 30
+    assert (before, held, source.peek()) == (None, loaded, None)

@@ -7,30 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
 from ome_operator.cluster.api import KubeApi
 from ome_operator.cluster.applying import owner_reference, with_owner
 from ome_operator.controller.owned import OwnedObjects
-from ome_operator.controller.replicas import ReplicaController, controlling_replica, orphaned_for
+from ome_operator.controller.replicas import ReplicaController, controlling_replica
+from ome_operator.core.ownership import orphaned_for
 from ome_operator.core.rendering import render_instance_pods
 from tests.core.instances.replicas import replica_of
 from tests.integration.observing import requests
 from tests.support.kube_access import apply_object
 
+if TYPE_CHECKING:
+    from _pytest.mark import ParameterSet
+
 KEY = ("default", "chat-engine")
 LEADER_WORKER = ["chat-engine-0-leader-0", "chat-engine-0-worker-0", "chat-engine-0-worker-1"]
-
-
-@pytest.fixture
-def api(kubeconfig: str) -> KubeApi:
-    configuration = k8s_client.Configuration()
-    k8s_config.load_kube_config(kubeconfig, client_configuration=configuration)
-    return KubeApi(k8s_client.ApiClient(configuration))
 
 
 async def controller_with(
@@ -146,55 +141,104 @@ def test_a_pod_belongs_to_the_replica_that_controls_it(references, expected):
     assert controlling_replica({"metadata": {"ownerReferences": references}}) == expected
 
 
-def _orphan(labels: dict[str, str], **metadata: Any) -> dict[str, Any]:
-    return {"metadata": {"labels": labels, **metadata}}
-
-
+UID = "ome.io/inferenceservice-uid"
 CHAT_ENGINE = {"ome.io/inferenceservice": "chat", "component": "engine"}
 
 
+def _orphan(
+    labels: dict[str, str] = CHAT_ENGINE, uid: str | None = "isvc-1", **metadata: Any
+) -> dict[str, Any]:
+    """A pod with no controller, labelled ``labels``, recording the InferenceService ``uid``."""
+    annotations = {} if uid is None else {"annotations": {UID: uid}}
+    return {"metadata": {"labels": labels, **annotations, **metadata}}
+
+
+def _replica(**metadata: Any) -> dict[str, Any]:
+    """InferenceReplica ``chat-engine`` with the given metadata (by default: recording the
+    uid of InferenceService ``isvc-1``, as the operator writes it)."""
+    metadata.setdefault("annotations", {UID: "isvc-1"})
+    return {"metadata": {"name": "chat-engine", "namespace": "default", **metadata}}
+
+
+_CONTROLLED = {"kind": "InferenceService", "name": "chat", "uid": "isvc-1", "controller": True}
+
+
+def _adoption(
+    pod: dict[str, Any], expected: bool, id: str, replica: dict[str, Any] | None = None
+) -> ParameterSet:
+    """A row: ``pod`` is adopted (``expected``) by ``replica`` (by default ``_replica()``)."""
+    return pytest.param(pod, _replica() if replica is None else replica, expected, id=id)
+
+
 @pytest.mark.parametrize(
-    ("pod", "expected"),
+    ("pod", "replica", "expected"),
     [
-        pytest.param(_orphan(CHAT_ENGINE), True, id="no owner, labelled for it: adopted"),
-        pytest.param(
-            _orphan(CHAT_ENGINE, ownerReferences=[{"kind": "Node", "name": "n"}]),
+        _adoption(
+            _orphan(), True, id="no owner, labelled for it, its InferenceService's uid: adopted"
+        ),
+        _adoption(
+            _orphan(ownerReferences=[{"kind": "Node", "name": "n"}]),
             True,
             id="an owner that is no controller is kept beside it",
         ),
-        pytest.param(
-            _orphan(CHAT_ENGINE, ownerReferences=[{"kind": "ReplicaSet", "controller": True}]),
+        _adoption(
+            _orphan(),
+            True,
+            id="a replica recording no uid goes by its InferenceService's controller reference",
+            replica=_replica(annotations={}, ownerReferences=[_CONTROLLED]),
+        ),
+        _adoption(_orphan(uid=None), False, id="labels alone never make a pod ours"),
+        _adoption(
+            _orphan(uid="isvc-0"),
+            False,
+            id="the uid of another InferenceService of that name is not its own",
+        ),
+        _adoption(
+            _orphan(),
+            False,
+            id="a replica that says nothing of its InferenceService adopts nothing",
+            replica=_replica(annotations={}),
+        ),
+        _adoption(
+            _orphan(ownerReferences=[{"kind": "ReplicaSet", "controller": True}]),
             False,
             id="another controller's pod is never taken",
         ),
-        pytest.param(
-            _orphan(CHAT_ENGINE, deletionTimestamp="2026-01-01T00:00:00Z"),
+        _adoption(
+            _orphan(deletionTimestamp="2026-01-01T00:00:00Z"),
             False,
             id="a pod going away is not adopted",
         ),
-        pytest.param(
+        _adoption(
             _orphan({**CHAT_ENGINE, "component": "decoder"}),
             False,
             id="labelled for another InferenceReplica",
         ),
-        pytest.param(_orphan({}), False, id="no labels: nothing says whose it is"),
+        _adoption(_orphan({}), False, id="no labels: nothing says whose it is"),
     ],
 )
-def test_an_orphan_is_adopted_only_by_the_replica_its_labels_name(pod, expected):
-    assert orphaned_for(pod, "chat-engine") is expected
+def test_an_orphan_is_adopted_only_when_it_records_the_replicas_inference_service(
+    pod, replica, expected
+):
+    assert orphaned_for(pod, replica) is expected
 
 
-async def _orphaned_pod(kube, controller: ReplicaController) -> dict[str, Any]:
-    """The pod of Instance 0, made without an owner (as ``--cascade=orphan`` leaves it) and
-    shown by the watch."""
+def _stamped(replica: dict[str, Any], uid: str = "isvc-1") -> dict[str, Any]:
+    """``replica`` recording the uid of its InferenceService, as the operator writes it."""
+    return {**replica, "metadata": {**replica["metadata"], "annotations": {UID: uid}}}
+
+
+async def _orphaned_pod(kube, controller: ReplicaController, uid: str = "isvc-1") -> dict[str, Any]:
+    """The pod of Instance 0, made without an owner (as ``--cascade=orphan`` leaves it),
+    recording InferenceService ``uid``, and shown by the watch."""
     replica = controller.replicas.named(*KEY)
-    pod = await apply_object(kube, render_instance_pods(replica, 0)[0])
+    pod = await apply_object(kube, render_instance_pods(_stamped(replica, uid), 0)[0])
     controller.pods._change(pod, deleted=False, report=False)
     return pod
 
 
 async def test_an_orphaned_pod_is_adopted_not_created_again(kube, api):
-    controller = await controller_with(kube, api, replica_of())
+    controller = await controller_with(kube, api, _stamped(replica_of()))
     replica = controller.replicas.named(*KEY)
     pod = await _orphaned_pod(kube, controller)
     mark = len(list(kube))
@@ -209,9 +253,18 @@ async def test_an_orphaned_pod_is_adopted_not_created_again(kube, api):
     assert list(controller.pods.owned_by(*KEY)) == ["chat-engine-0-default-0"]
 
 
+async def test_a_labelled_pod_of_another_inference_service_is_never_written(kube, api):
+    controller = await controller_with(kube, api, _stamped(replica_of()))
+    pod = await _orphaned_pod(kube, controller, uid="an-inference-service-deleted-since")
+    mark = len(list(kube))
+    assert await controller.process(KEY) is False
+    assert pod_writes(kube, mark) == ["POST pods"]  # refused: AlreadyExists
+    assert kube_pods(kube) == [pod]
+
+
 async def test_no_pod_is_adopted_by_a_replica_the_server_no_longer_has(kube, api, caplog):
     caplog.set_level(logging.INFO, logger="ome_operator")
-    controller = await controller_with(kube, api, replica_of())
+    controller = await controller_with(kube, api, _stamped(replica_of()))
     cached = controller.replicas.named(*KEY)
     gone = {**cached, "metadata": {**cached["metadata"], "uid": "a-replica-deleted-since"}}
     controller.owned.caches["InferenceReplica"]._change(gone, deleted=False, report=False)

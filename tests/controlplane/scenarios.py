@@ -115,6 +115,19 @@ def kinds_and_names(objects: list[dict[str, Any]]) -> set[tuple[str, str]]:
     return {(o["kind"], o["metadata"]["name"]) for o in objects}
 
 
+def workloads(mode: str, name: str = "chat") -> set[tuple[str, str]]:
+    """The (kind, name) of the workloads of an InferenceService ``name`` whose engine runs in
+    ``mode``."""
+    return {(kind, found.replace("chat", name, 1)) for kind, found in WORKLOADS[mode]}
+
+
+def owned_workloads(cluster: Cluster, namespace: str, name: str, mode: str) -> list[dict[str, Any]]:
+    """The objects ``name`` owns once they are the workloads of ``mode`` (before: none), for
+    ``eventually``."""
+    found = owned(cluster, namespace, name)
+    return found if kinds_and_names(found) == workloads(mode, name) else []
+
+
 def status(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
     return cluster.stored(ISVC, namespace, name).get("status") or {}
 
@@ -158,7 +171,9 @@ __all__ = [
     "model",
     "operator_statuses",
     "owned",
+    "owned_workloads",
     "runtime",
     "seed",
     "status",
+    "workloads",
 ]

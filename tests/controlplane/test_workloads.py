@@ -7,11 +7,10 @@ import pytest
 
 from tests.controlplane.scenarios import (
     MULTINODE,
-    WORKLOADS,
     converged,
     isvc,
-    kinds_and_names,
     owned,
+    owned_workloads,
     seed,
     status,
 )
@@ -45,13 +44,7 @@ def test_each_mode_gets_its_workloads_owned_by_the_inference_service(
 ):
     (created,) = seed(cluster, namespace, isvc(namespace, **spec), engine_config=engine_config)
 
-    objects = eventually(
-        lambda: (
-            (found := owned(cluster, namespace, "chat"))
-            and kinds_and_names(found) == WORKLOADS[mode]
-            and found
-        )
-    )
+    objects = eventually(lambda: owned_workloads(cluster, namespace, "chat", mode))
     reference = {
         "apiVersion": "ome.io/v1beta1",
         "kind": "InferenceService",

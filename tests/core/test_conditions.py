@@ -39,6 +39,7 @@ def _replica(**status: Any) -> dict[str, Any]:
 def test_the_module_exports_exactly_its_public_api() -> None:
     assert sorted(conditions.__all__) == [
         "COMPONENT_CONDITION",
+        "NAME_CONFLICT",
         "RECONCILE_FAILED",
         "component_condition",
         "condition",

@@ -4,12 +4,16 @@ of each problem (a startup error, or a problem that stalls every reconcile)."""
 from __future__ import annotations
 
 import json
+import pathlib
 from dataclasses import replace
 from typing import Any
 
 import pytest
+import yaml
 
 from ome_operator.core import operator_config
+from ome_operator.core.label_selectors import LabelSelector, Requirement
+from ome_operator.core.metadata_propagation import MetadataPropagation
 from ome_operator.core.operator_config import (
     CONFIG_MAP_NAME,
     ConfigError,
@@ -21,6 +25,7 @@ from ome_operator.core.operator_config import (
     StartupConfigError,
     parse_operator_config,
 )
+from ome_operator.core.pod_policy import RULES, PodPolicy, PodPolicyException
 
 #: The entries exactly as the Helm chart ships them (S1.10 "Default used by this operator").
 HELM_DEPLOY = {
@@ -356,3 +361,172 @@ def test_a_default_mode_other_than_raw_deployment_is_a_startup_error(
 )
 def test_the_errors_form_one_hierarchy(error: Exception, base: type[Exception]) -> None:
     assert isinstance(error, base)
+
+
+# -- podPolicy and metadataPropagation (docs/configuration.md) --------------------------------
+
+
+def _problem(key: str, value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    problem = parse_operator_config({key: text}).problem
+    return "" if problem is None else str(problem)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param("{", "unable to parse podPolicy config json", id="podPolicy not JSON"),
+        pytest.param([], "unable to parse podPolicy config json", id="podPolicy not an object"),
+        pytest.param(
+            {"rule": {}},
+            "invalid podPolicy config, unknown field rule (known: rules, allowedCapabilities, "
+            "allowedServiceAccountNames, exceptions)",
+            id="an unknown podPolicy field",
+        ),
+        pytest.param(
+            {"rules": {"hostPth": False}},
+            "invalid podPolicy config, unknown field rules.hostPth (known: hostNamespaces, "
+            "nodeName, serviceAccountName, automountServiceAccountToken, hostPath, privileged, "
+            "capabilities, privilegeEscalation, runAsRoot, hostPorts)",
+            id="an unknown rule",
+        ),
+        pytest.param(
+            {"rules": {"hostPath": "no"}},
+            'invalid podPolicy config, rules.hostPath must be true or false, got "no"',
+            id="a rule switched by a string",
+        ),
+        pytest.param(
+            {"allowedCapabilities": "SYS_ADMIN"},
+            "invalid podPolicy config, allowedCapabilities must be a list of names, "
+            'got "SYS_ADMIN"',
+            id="allowedCapabilities not a list",
+        ),
+        pytest.param(
+            {"exceptions": [{"relax": ["hostPath"]}]},
+            "invalid podPolicy config, exceptions[0].namespaceSelector must be set",
+            id="an exception without a selector",
+        ),
+        pytest.param(
+            {"exceptions": [{"namespaceSelector": {}, "relax": ["everything"]}]},
+            "invalid podPolicy config, exceptions[0].relax must be a list of rules "
+            "(hostNamespaces, nodeName, serviceAccountName, automountServiceAccountToken, "
+            "hostPath, privileged, capabilities, privilegeEscalation, runAsRoot, hostPorts), "
+            'got ["everything"]',
+            id="an exception relaxing an unknown rule",
+        ),
+        pytest.param(
+            {
+                "exceptions": [
+                    {"namespaceSelector": {"matchExpressions": [{"key": "a", "operator": "Is"}]}}
+                ]
+            },
+            "invalid podPolicy config, exceptions[0].namespaceSelector: "
+            'matchExpressions[0].operator must be one of In, NotIn, Exists, DoesNotExist, got "Is"',
+            id="a selector with an unknown operator",
+        ),
+        pytest.param(
+            {"exceptions": [{"namespaceSelector": {"matchLabels": {"a": 1}}}]},
+            "invalid podPolicy config, exceptions[0].namespaceSelector: "
+            'matchLabels must be a map of strings, got {"a": 1}',
+            id="a selector with a label value not a string",
+        ),
+    ],
+)
+def test_each_pod_policy_problem_has_its_text(value: Any, message: str) -> None:
+    assert _problem("podPolicy", value) == message
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param(
+            "[",
+            "unable to parse metadataPropagation config json",
+            id="metadataPropagation not JSON",
+        ),
+        pytest.param(
+            {"maxbytes": 1},
+            "invalid metadataPropagation config, unknown field maxbytes "
+            "(known: maxBytes, excludePrefixes)",
+            id="an unknown metadataPropagation field",
+        ),
+        pytest.param(
+            {"maxBytes": -1},
+            "invalid metadataPropagation config, maxBytes must be a non-negative integer, got -1",
+            id="a negative bound",
+        ),
+        pytest.param(
+            {"maxBytes": "64Ki"},
+            "invalid metadataPropagation config, maxBytes must be a non-negative integer, "
+            'got "64Ki"',
+            id="a bound as a quantity",
+        ),
+        pytest.param(
+            {"excludePrefixes": ["a/", ""]},
+            "invalid metadataPropagation config, excludePrefixes must be a list of non-empty "
+            'strings, got ["a/", ""]',
+            id="an empty prefix",
+        ),
+    ],
+)
+def test_each_metadata_propagation_problem_has_its_text(value: Any, message: str) -> None:
+    assert _problem("metadataPropagation", value) == message
+
+
+def test_a_pod_policy_problem_keeps_the_strictest_defaults_for_the_webhook() -> None:
+    config = parse_operator_config(
+        {"podPolicy": json.dumps({"rules": {"hostPath": False}}), "deploy": "{"}
+    )
+    assert config.pod_policy == OperatorConfig().pod_policy
+    assert config.problem is not None
+
+
+def test_the_shipped_config_map_gives_the_defaults_of_both_keys() -> None:
+    shipped = _shipped_config_data()
+    parsed = parse_operator_config(shipped)
+    assert parsed.problem is None
+    assert (parsed.pod_policy, parsed.metadata_propagation) == (
+        OperatorConfig().pod_policy,
+        OperatorConfig().metadata_propagation,
+    )
+
+
+def _shipped_config_data() -> dict[str, str]:
+    path = pathlib.Path(__file__).resolve().parents[2] / "config" / "inferenceservice-config.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["data"]
+
+
+def test_a_pod_policy_is_parsed_into_its_rules_lists_and_exceptions() -> None:
+    policy = {
+        "rules": {"hostPath": False, "nodeName": True},
+        "allowedCapabilities": ["NET_BIND_SERVICE", "IPC_LOCK"],
+        "exceptions": [
+            {
+                "namespaceSelector": {
+                    "matchLabels": {"team": "infra"},
+                    "matchExpressions": [{"key": "tier", "operator": "In", "values": ["gpu"]}],
+                },
+                "relax": ["hostNamespaces"],
+                "allowedServiceAccountNames": ["inference"],
+            }
+        ],
+    }
+    parsed = parse_operator_config({"podPolicy": json.dumps(policy)}).pod_policy
+    assert parsed == PodPolicy(
+        rules=frozenset(RULES) - {"hostPath"},
+        allowed_capabilities=("NET_BIND_SERVICE", "IPC_LOCK"),
+        allowed_service_account_names=("default",),
+        exceptions=(
+            PodPolicyException(
+                LabelSelector((("team", "infra"),), (Requirement("tier", "In", ("gpu",)),)),
+                relax=frozenset({"hostNamespaces"}),
+                allowed_service_account_names=("inference",),
+            ),
+        ),
+    )
+
+
+def test_metadata_propagation_is_parsed_into_its_bound_and_prefixes() -> None:
+    given = json.dumps({"maxBytes": 1024, "excludePrefixes": ["a.example/"]})
+    parsed = parse_operator_config({"metadataPropagation": given}).metadata_propagation
+    assert parsed == MetadataPropagation(1024, ("a.example/",))

@@ -47,6 +47,8 @@ def test_the_module_exports_exactly_its_public_api() -> None:
         "instance_of",
         "pod_serves",
         "pods_cause",
+        "refused_cause",
+        "workload_cause",
     ]
 
 

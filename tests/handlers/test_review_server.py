@@ -23,7 +23,17 @@ from ome_operator.handlers.review_server import REVIEW_TIMEOUT, ReviewServer
 from tests.support.operator_run import free_port
 
 REVIEW = json.dumps(
-    {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u-1"}}
+    {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u-1",
+            "operation": "CREATE",
+            "resource": {"group": "ome.io", "version": "v1beta1", "resource": "inferenceservices"},
+            "userInfo": {"username": "alice"},
+            "object": {"metadata": {"name": "a"}},
+        },
+    }
 ).encode()
 
 

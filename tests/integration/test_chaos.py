@@ -35,6 +35,7 @@ import pytest
 
 from ome_operator.cli.render import render_report
 from ome_operator.core.instances import plan_instances
+from ome_operator.core.ownership import UID_ANNOTATION
 from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
 from tests.support.kube_access import write_kubeconfig
 from tests.support.kube_emulator import DECLARED_RESOURCES, ApiServerLikeEmulator
@@ -361,7 +362,8 @@ def timeless(status: Mapping[str, Any]) -> dict[str, Any]:
 
 def outcome_of(live: Iterable[Mapping[str, Any]]) -> Outcome:
     """The outcome in live objects: the owned kinds, InferenceServices and Events. An owner
-    reference's uid is compared with its owner's: ``"<owner's>"`` when it is the live one's."""
+    reference's uid, and the InferenceService uid an object records, are compared with its
+    owner's: ``"<owner's>"`` when it is the live one's."""
     live = list(live)
     uids = {_where(o): o["metadata"]["uid"] for o in live if o["kind"] == "InferenceService"}
     objects, statuses = {}, {}
@@ -374,9 +376,14 @@ def outcome_of(live: Iterable[Mapping[str, Any]]) -> Outcome:
             events[involved["namespace"], involved["name"], obj["reason"], obj["message"]] += 1
         else:
             found = plain(obj)
+            live_uids = set()
             for owner in found["metadata"].get("ownerReferences") or []:
                 if owner["uid"] == uids.get((found["metadata"]["namespace"], owner["name"])):
+                    live_uids.add(owner["uid"])
                     owner["uid"] = "<owner's>"
+            annotations = found["metadata"].get("annotations") or {}
+            if annotations.get(UID_ANNOTATION) in live_uids:
+                annotations[UID_ANNOTATION] = "<owner's>"
             objects[key_of(found)] = found
     return Outcome(objects, statuses, dict(events))
 

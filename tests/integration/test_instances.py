@@ -65,13 +65,18 @@ def creations(kube) -> dict[str, int]:
 
 
 def as_written(pod: dict[str, Any]) -> dict[str, Any]:
-    """A pod without what the server adds, its status, and its owner's uid."""
+    """A pod without what the server adds, its status, and its owner's uid (and the one of its
+    InferenceService it records: ``render`` reads files, where objects have none)."""
     found = copy.deepcopy(pod)
     for key in SERVER_METADATA:
         found["metadata"].pop(key, None)
     found.pop("status", None)
     for reference in found["metadata"].get("ownerReferences") or []:
         reference.pop("uid", None)
+    annotations = found["metadata"].get("annotations") or {}
+    annotations.pop("ome.io/inferenceservice-uid", None)
+    if not annotations:
+        found["metadata"].pop("annotations", None)
     return found
 
 

@@ -260,6 +260,7 @@ async def test_omenative_engine_gets_a_replica_services_and_an_integer_budget(ku
     annotations = replica["metadata"]["annotations"]
     assert {k: v for k, v in annotations.items() if k != APPLIED} == {
         "ome.io/controller-write": "true",
+        "ome.io/inferenceservice-uid": created["metadata"]["uid"],  # docs/workloads.md
         "ome.io/parent-generation": "1",
     }
     assert APPLIED in annotations  # what the write recorded: tests/cluster/test_applying.py

@@ -16,8 +16,10 @@ MANIFESTS = ROOT / "manifests"
 #: The Kubernetes version built-in kinds are validated against (kubernetes-validate schemas).
 KUBERNETES_VERSION = "1.33.0"
 
-#: The install folders, in the order manifests/README.md applies them.
-INSTALL_FOLDERS = ("crds", "rbac", "operator", "webhook")
+#: The CRDs, installed once and apart from the operator (manifests/crds/kustomization.yaml).
+CRD_FOLDER = "crds"
+#: The operator's install folders, in the order manifests/kustomization.yaml applies them.
+INSTALL_FOLDERS = ("rbac", "operator", "webhook")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,7 +89,14 @@ def params(docs: tuple[Document, ...]) -> list[Any]:
 
 
 def install_documents() -> list[Document]:
-    """The documents the README's install command applies, in apply order."""
+    """The documents the README's install commands apply, in apply order: the CRDs, then the
+    operator."""
+    folders = (CRD_FOLDER, *INSTALL_FOLDERS)
+    return [doc for folder in folders for doc in documents(MANIFESTS / folder)]
+
+
+def operator_documents() -> list[Document]:
+    """The documents of the operator's kustomization (everything but the CRDs), in apply order."""
     return [doc for folder in INSTALL_FOLDERS for doc in documents(MANIFESTS / folder)]
 
 

@@ -1,8 +1,9 @@
-"""The install manifests (manifests/{crds,rbac,operator,webhook}/) parse, are valid objects for a
-pinned Kubernetes version, fit together, and install in the README's order."""
+"""The install manifests (manifests/crds/, then manifests/{rbac,operator,webhook}/) parse, are valid
+objects for a pinned Kubernetes version, fit together, and install in the README's order."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from tests.manifests.manifest_files import (
+    CRD_FOLDER,
     INSTALL_FOLDERS,
     KUBERNETES_VERSION,
     MANIFESTS,
@@ -52,21 +54,57 @@ def test_built_in_objects_validate_strictly_against_the_pinned_kubernetes_versio
 
 
 def test_every_install_folder_holds_manifests() -> None:
-    assert [f for f in INSTALL_FOLDERS if not documents(MANIFESTS / f)] == []
+    folders = (CRD_FOLDER, *INSTALL_FOLDERS)
+    assert [f for f in folders if not documents(MANIFESTS / f)] == []
 
 
-def _readme_install_command() -> list[str]:
+def _readme_install_commands() -> list[list[str]]:
+    """The `kubectl apply` commands of manifests/README.md's first code block."""
     readme = (MANIFESTS / "README.md").read_text()
-    match = re.search(r"^kubectl apply .*$", readme, flags=re.MULTILINE)
-    assert match, "manifests/README.md shows no `kubectl apply` command"
-    return shlex.split(match.group(0))
+    block = re.search(r"^```sh\n(.*?)^```$", readme, flags=re.MULTILINE | re.DOTALL)
+    assert block, "manifests/README.md shows no sh block"
+    return [shlex.split(line) for line in re.findall(r"^kubectl apply .*$", block[1], re.M)]
 
 
-def test_the_readme_installs_with_the_kustomization_which_keeps_the_folders_in_order() -> None:
-    assert _readme_install_command() == ["kubectl", "apply", "-k", "manifests/"]
+def test_the_readme_installs_the_crds_then_the_operator_each_with_its_kustomization() -> None:
+    assert _readme_install_commands() == [
+        ["kubectl", "apply", "-k", "manifests/crds/"],
+        ["kubectl", "apply", "-k", "manifests/"],
+    ]
+
+
+def test_the_operator_kustomization_keeps_the_folders_in_order_and_holds_no_crd() -> None:
     kustomization = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
     folders = [r.split("/")[0] for r in kustomization["resources"] if r != "../config"]
     assert list(dict.fromkeys(folders)) == list(INSTALL_FOLDERS)
+
+
+def test_the_crd_kustomization_holds_every_crd_file_and_nothing_else() -> None:
+    kustomization = yaml.safe_load((MANIFESTS / CRD_FOLDER / "kustomization.yaml").read_text())
+    files = [p.name for p in yaml_files(MANIFESTS / CRD_FOLDER)]
+    assert kustomization["resources"] == files
+
+
+#: What the API server stores in an object's annotations in all: client-side apply records the
+#: whole object in one (kubectl.kubernetes.io/last-applied-configuration). Each CRD stays under
+#: half of it, room to grow before the install would need --server-side.
+ANNOTATIONS_LIMIT = 256 * 1024
+
+
+def test_every_crd_fits_client_side_apply_so_no_server_side_apply_is_needed() -> None:
+    sizes = {
+        doc.name: len(json.dumps(doc.body, separators=(",", ":")))
+        for doc in documents(MANIFESTS / CRD_FOLDER)
+    }
+    assert {name: size for name, size in sizes.items() if size >= ANNOTATIONS_LIMIT // 2} == {}
+
+
+def test_every_crd_is_kept_by_helm_when_a_release_is_removed() -> None:
+    kept = {
+        doc.name: (doc.body["metadata"].get("annotations") or {}).get("helm.sh/resource-policy")
+        for doc in documents(MANIFESTS / CRD_FOLDER)
+    }
+    assert kept == dict.fromkeys(kept, "keep")
 
 
 def test_in_install_order_each_namespace_is_created_before_anything_is_put_in_it() -> None:

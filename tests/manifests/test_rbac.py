@@ -33,6 +33,7 @@ CLUSTER_ROLE = {
     ("", "pods/status", "patch", None),  # the ome.io/serving condition
     ("ome.io", "inferencereplicas/status", "patch", None),
     ("ome.io", "inferencereplicas/finalizers", "update", None),  # pods block its deletion
+    ("", "namespaces", "get", None),  # the pod policy's per-namespace exceptions
     ("", "events", "create", None),
     *[
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations", verb, name)

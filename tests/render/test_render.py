@@ -100,6 +100,10 @@ CASE_PARAMS = [
         "operator-config-invalid",
         id="an unusable budget configuration stalls every reconcile with an error log",
     ),
+    pytest.param(
+        "name-conflict",
+        id="a labelled Deployment of someone else's under the engine's name is a NameConflict",
+    ),
 ]
 
 

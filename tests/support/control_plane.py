@@ -46,10 +46,12 @@ SCHEDULER = "system:kube-scheduler"
 #: need (Deployments, LeaderWorkerSets' StatefulSets, budgets, HPAs), the garbage collector and
 #: namespace deletion, ServiceAccounts, and node failure (node lifecycle, taint eviction, pod GC).
 #: horizontalpodautoscaling starts without a metrics server (it logs an error per HPA it syncs).
+#: persistentvolume-binder binds claims to volumes, so the scheduler places pods of models read
+#: from a PersistentVolumeClaim.
 CONTROLLERS = (
     "garbagecollector,namespace,serviceaccount,serviceaccount-token,deployment,replicaset,"
     "disruption,statefulset,podgc,nodelifecycle,taint-eviction-controller,"
-    "horizontalpodautoscaling"
+    "horizontalpodautoscaling,persistentvolume-binder"
 )
 #: A node whose lease is not renewed for the grace period is Unknown (NotReady), its pods
 #: Ready=False: checked every second, after 12 s (the kubelet's defaults are 5 s and 50 s with a

@@ -87,9 +87,12 @@ def webhook_configuration(port: int) -> dict[str, Any]:
     return config
 
 
-def loopback_overlay(folder: pathlib.Path, port: int) -> pathlib.Path:
-    """A kustomization over manifests/ whose webhooks call 127.0.0.1:``port`` (never through a
-    Service: its ClusterIP would be dialled)."""
+def loopback_overlay(
+    folder: pathlib.Path, port: int, base: pathlib.Path = ROOT / "manifests"
+) -> pathlib.Path:
+    """A kustomization over ``base`` (the operator's install: manifests/ or an overlay of it)
+    whose webhooks call 127.0.0.1:``port`` (never through a Service: its ClusterIP would be
+    dialled)."""
     folder.mkdir(parents=True, exist_ok=True)
     hooks = webhook_configuration(port)["webhooks"]
     patch = [
@@ -99,7 +102,7 @@ def loopback_overlay(folder: pathlib.Path, port: int) -> pathlib.Path:
     kustomization = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
-        "resources": [os.path.relpath(ROOT / "manifests", folder)],
+        "resources": [os.path.relpath(base, folder)],
         "patches": [
             {
                 "target": {"kind": "ValidatingWebhookConfiguration", "name": "ome-webhook-server"},
@@ -111,7 +114,7 @@ def loopback_overlay(folder: pathlib.Path, port: int) -> pathlib.Path:
     return folder
 
 
-def _owner_kinds_mapped(plane: ControlPlane, token: str) -> bool:
+def _owner_kinds_mapped(plane: ControlPlane, token: str, namespace: str = "default") -> bool:
     """Whether the API server's admission maps the new CRDs' kinds yet. Until its RESTMapper is
     next refreshed (every 30 s), an owner reference to an InferenceService with
     ``blockOwnerDeletion`` is refused ("cannot find RESTMapping"), so the operator's first
@@ -141,7 +144,7 @@ def _owner_kinds_mapped(plane: ControlPlane, token: str) -> bool:
         },
     }
     status, _ = plane.raw(
-        "POST", path("apps/v1/deployments", "default") + "?dryRun=All", probe, token=token
+        "POST", path("apps/v1/deployments", namespace) + "?dryRun=All", probe, token=token
     )
     return status == 201
 
@@ -156,17 +159,26 @@ class Cluster:
     nodes: KwokNodes | None = None
 
     @classmethod
-    def install(cls, plane: ControlPlane, folder: pathlib.Path) -> Cluster:
-        """``kubectl apply -k`` of the shipped install (manifests/kustomization.yaml) through an
-        overlay that points the webhook at loopback, after the LeaderWorkerSet project's own
-        CRDs; a kubeconfig with a token of the operator's ServiceAccount."""
+    def install(
+        cls,
+        plane: ControlPlane,
+        folder: pathlib.Path,
+        base: pathlib.Path = ROOT / "manifests",
+        watched: str = "default",
+    ) -> Cluster:
+        """The shipped install's two commands: ``kubectl apply -k manifests/crds/``, then
+        ``kubectl apply -k`` of the operator (manifests/kustomization.yaml, or the overlay
+        ``base``) through an overlay that points the webhook at loopback, after the
+        LeaderWorkerSet project's own CRDs; a kubeconfig with a token of the operator's
+        ServiceAccount (``watched``: a namespace where it may write)."""
         install_crds(plane)
+        plane.kubectl("apply", "-k", str(ROOT / "manifests" / "crds"))
         port = free_port()
-        overlay = loopback_overlay(folder / "install", port)
+        overlay = loopback_overlay(folder / "install", port, base)
         plane.kubectl("apply", "-k", str(overlay))
         plane.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
         token = plane.token("ome-operator", "ome")
-        eventually(lambda: _owner_kinds_mapped(plane, token), timeout=60, interval=0.5)
+        eventually(lambda: _owner_kinds_mapped(plane, token, watched), timeout=60, interval=0.5)
         kubeconfig = write_kubeconfig(
             folder / "operator.kubeconfig", plane.url, plane.ca_file, token
         )

@@ -40,6 +40,7 @@ import kmock
 from kmock._internal import dsl, parsing, rendering
 
 from tests.support import kube_semantics as semantics
+from tests.support.kube_access_reviews import REVIEW_PATHS, AccessReviews
 from tests.support.kube_faults import (
     Fault,
     already_exists,
@@ -101,6 +102,8 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
     _known_resources: tuple[Any, list[kmock.resource]] | None = attrs.field(
         default=None, init=False
     )
+    #: TokenReviews and SubjectAccessReviews are answered from this when set.
+    access_reviews: AccessReviews | None = None
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -187,6 +190,10 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
         return fault
 
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
+        reviews = self.access_reviews
+        if reviews is not None and (raw_request.method, raw_request.path) in REVIEW_PATHS:
+            answer = reviews.answer(raw_request.path, await raw_request.json())
+            return aiohttp.web.json_response(answer, status=201)
         match = _NAMESPACES_PATH.fullmatch(raw_request.path)
         if match is None:
             return await super().__call__(raw_request)

@@ -2,10 +2,11 @@
 
 The same core decides as in the controller and the webhook; only the API edge differs: objects
 in the input that the operator does not own are taken as cluster state (an existing Deployment,
-an AcceleratorClass, the ``inferenceservice-config`` ConfigMap); one without a kind or a name is
-ignored. Like an invalid ome.io object, cluster state or an InferenceService that no API server
-would have stored (nested over ``models.limits.MAX_NESTING``, or a field the core reads of the
-wrong shape: ``_SHAPES``) ends the command with the models' ``InvalidResourceError`` sentence.
+an AcceleratorClass, the ``inferenceservice-config`` ConfigMap, a Namespace's labels); one
+without a kind or a name is ignored. Like an invalid ome.io object, cluster state or an
+InferenceService that no API server would have stored (nested over
+``models.limits.MAX_NESTING``, or a field the core reads of the wrong shape: ``_SHAPES``) ends
+the command with the models' ``InvalidResourceError`` sentence.
 """
 
 from __future__ import annotations
@@ -91,6 +92,16 @@ def _config(objects: Sequence[Mapping[str, Any]]) -> OperatorConfig:
     return OperatorConfig()
 
 
+def _namespace_labels(state: Sequence[Mapping[str, Any]], namespace: str) -> Mapping[str, Any]:
+    """The labels of the Namespace ``namespace`` in the input (none without it): the pod
+    policy's exceptions select on them."""
+    for obj in state:
+        if obj.get("kind") == "Namespace" and _metadata(obj).get("name") == namespace:
+            labels = _metadata(obj).get("labels")
+            return labels if isinstance(labels, Mapping) else {}
+    return {}
+
+
 def _log(record: LogRecord) -> dict[str, Any]:
     return {"level": record.level, "message": record.message, **dict(record.fields)}
 
@@ -122,7 +133,8 @@ def _item(
     catalog = RuntimeCatalog.of(
         r for r in runtimes if r.is_cluster or r.metadata.namespace == namespace
     )
-    verdict = review_inference_service(isvc, models, catalog)
+    labels = _namespace_labels(state, namespace)
+    verdict = review_inference_service(isvc, models, catalog, config, labels)
     item: dict[str, Any] = {
         "inferenceService": {"namespace": namespace, "name": isvc.name},
         "admission": {
@@ -140,7 +152,7 @@ def _item(
     existing = {
         (o["kind"], _metadata(o).get("name")): o for o in state if _namespace(o) == namespace
     }
-    snapshot = Snapshot(catalog, models, existing, now=now, config=config)
+    snapshot = Snapshot(catalog, models, existing, now=now, config=config, namespace_labels=labels)
     plan = reconcile(isvc, snapshot)
     item.update(
         {

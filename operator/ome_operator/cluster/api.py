@@ -5,12 +5,21 @@ Objects stay plain dicts end to end (no model deserialisation). Every failure is
 errors of ``errors`` (``NotFound``, ``Conflict``, ``Gone``, ``Refused``, ``Unreachable``...)
 carrying the HTTP status and the API server's message. Every request is counted by its verb and
 answer (``on_request``: the operator's metrics count them).
+
+Every request is sent once: urllib3's own retries (three, each waiting for the whole read
+timeout) are off, as the callers retry with backoff and a leader must learn within its renew
+deadline that the API server does not answer. A client given a ``fence`` (the controllers',
+under leader election) asks it immediately before each write goes on the wire, and a write the
+fence refuses is never sent (docs/configuration.md, "Leader election").
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import socket
+import struct
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
@@ -26,6 +35,7 @@ __all__ = [
     "Decoder",
     "KubeApi",
     "RequestRecorder",
+    "WriteFence",
     "newer_version",
     "object_path",
     "resource_version",
@@ -61,6 +71,18 @@ Timeout = float | tuple[float, float] | None
 #: status of its answer (0: no answer came).
 RequestRecorder = Callable[[str, int], None]
 
+#: Asked immediately before each write (any request but a GET) is sent, with its method and
+#: path: raises (an ``ApiError``) to refuse it, else answers how many seconds the write may wait
+#: for its answer (a write still unanswered then is abandoned, its connection reset).
+WriteFence = Callable[[str, str], float]
+
+#: A fenced client's connections are reset on close (SO_LINGER 0): a write abandoned past its
+#: wait is dropped with its connection instead of reaching the server after the fence closed.
+_RESET_ON_CLOSE = (socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+#: The fence check of the write this thread is sending, taken by its connection's first send.
+_ARMED = threading.local()
+
 #: Seconds credentials are reused before the configuration is asked again (it refreshes them).
 CREDENTIALS_SECONDS = 10.0
 
@@ -77,7 +99,8 @@ class KubeApi:
 
     ``decode`` reads every answer's body (the CLI's refuses bodies no API server sends);
     ``timeout`` bounds each request; ``on_request`` counts each; ``header_lines`` are sent with
-    each, one line per pair.
+    each, one line per pair; ``fence`` is asked before each write; ``user_agent`` names the
+    client in the API server's audit log.
     """
 
     def __init__(
@@ -88,6 +111,8 @@ class KubeApi:
         decode: Decoder = _json,
         on_request: RequestRecorder | None = None,
         header_lines: Iterable[tuple[str, str]] = (),
+        fence: WriteFence | None = None,
+        user_agent: str | None = None,
     ):
         self._client = api_client
         #: Headers sent once per value (the CLI's impersonation: one line per group).
@@ -98,6 +123,8 @@ class KubeApi:
         self._auth: tuple[float, tuple[tuple[str, str], ...]] | None = None
         self._decode = decode
         self._on_request = on_request
+        self._fence = fence
+        self._user_agent = user_agent
 
     @property
     def host(self) -> str:
@@ -147,6 +174,8 @@ class KubeApi:
         """
         headers = urllib3.HTTPHeaderDict(self._client.default_headers)
         headers["Accept"] = "application/json"
+        if self._user_agent:
+            headers["User-Agent"] = self._user_agent
         for name, value in self._header_lines:
             headers.add(name, value)
         for name, value in self._credentials():
@@ -156,6 +185,11 @@ class KubeApi:
             headers["Content-Type"] = content_type
             payload = json.dumps(body).encode()
         target = path + ("?" + urllib.parse.urlencode(list(query.items())) if query else "")
+        fence = self._fence if method != "GET" else None
+        if fence is not None:
+            wait = fence(method, path)
+            read_timeout = min(wait, read_timeout or _read_seconds(self._timeout) or wait)
+            _ARMED.check = lambda: fence(method, path)
         try:
             response = self._pool().urlopen(
                 method,
@@ -165,11 +199,14 @@ class KubeApi:
                 timeout=self._urllib3_timeout(read_timeout),
                 preload_content=False,
                 redirect=False,
+                retries=False,
             )
         except urllib3.exceptions.HTTPError as exc:
             if self._on_request is not None:
                 self._on_request(verb or method, 0)
             raise _transport_failure(method, path, exc) from _answerless(exc)
+        finally:
+            _ARMED.check = None
         if self._on_request is not None:
             self._on_request(verb or method, response.status)
         return response
@@ -189,7 +226,8 @@ class KubeApi:
 
     def _pool(self) -> urllib3.HTTPConnectionPool | urllib3.PoolManager:
         """The connection pool of the API server: looked up once, not per request (a proxied
-        client keeps going through its manager, which needs whole URLs)."""
+        client keeps going through its manager, which needs whole URLs; its writes are fenced
+        before the request only, not again at the send)."""
         if self._connections is None:
             manager = self._client.rest_client.pool_manager
             host = self._client.configuration.host
@@ -197,6 +235,8 @@ class KubeApi:
                 self._connections = _WholeUrls(manager, host)
             else:
                 self._connections = manager.connection_from_url(host)
+                if self._fence is not None:
+                    _fence_connections(self._connections)
         return self._connections
 
     def _urllib3_timeout(self, read_timeout: float | None) -> urllib3.Timeout | None:
@@ -269,6 +309,31 @@ class _WholeUrls:
 
     def urlopen(self, method: str, target: str, **options: Any) -> urllib3.BaseHTTPResponse:
         return self._manager.urlopen(method, self._host + target, **options)
+
+
+def _read_seconds(timeout: Timeout) -> float | None:
+    """The read part of a client timeout (its total when it is one number)."""
+    return timeout[1] if isinstance(timeout, tuple) else timeout
+
+
+def _fence_connections(pool: urllib3.HTTPConnectionPool) -> None:
+    """Make ``pool``'s connections ask the armed fence check at a write's first send, once
+    connected (a TLS handshake is not in between), and reset on close (``_RESET_ON_CLOSE``)."""
+    base = pool.ConnectionCls
+
+    class FencedConnection(base):
+        def send(self, data: Any) -> None:
+            check = getattr(_ARMED, "check", None)
+            if check is not None:
+                _ARMED.check = None
+                if self.sock is None:
+                    self.connect()
+                check()
+            super().send(data)
+
+    options = pool.conn_kw.get("socket_options", base.default_socket_options)
+    pool.ConnectionCls = FencedConnection
+    pool.conn_kw["socket_options"] = [*(options or ()), _RESET_ON_CLOSE]
 
 
 def _failure(method: str, path: str, response: Any, status: Mapping[str, Any]) -> ApiError:

@@ -27,6 +27,7 @@ from .api import KubeApi
 
 __all__ = [
     "APPLIED",
+    "OWNER_UID_ANNOTATION",
     "apply_object",
     "is_subset",
     "merge_patch_between",
@@ -181,10 +182,19 @@ def _key_tree(obj: Mapping[str, Any]) -> dict[str, Any]:
 #: Metadata a write always carries the same way (the owner reference is compared as it is):
 #: left out of the record, so that it is the same for every owner of the same spec.
 _UNRECORDED_METADATA = ("name", "namespace", "ownerReferences")
+#: The annotation recording the owner's uid (``core.ownership``'s ``UID_ANNOTATION``; the API
+#: edge and the core import nothing of each other): the owner's, like its reference.
+OWNER_UID_ANNOTATION = "ome.io/inferenceservice-uid"
 
 
 def _record_of(desired: Mapping[str, Any]) -> str:
     metadata = {k: v for k, v in desired["metadata"].items() if k not in _UNRECORDED_METADATA}
+    annotations = {
+        k: v for k, v in (metadata.get("annotations") or {}).items() if k != OWNER_UID_ANNOTATION
+    }
+    metadata.pop("annotations", None)
+    if annotations:
+        metadata["annotations"] = annotations
     body = {
         **{k: v for k, v in desired.items() if k not in ("apiVersion", "kind")},
         "metadata": metadata,

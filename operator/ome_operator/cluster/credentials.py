@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
@@ -10,15 +12,15 @@ from .api import KubeApi, RequestRecorder
 __all__ = ["credentials_problem", "kube_api"]
 
 
-def kube_api(on_request: RequestRecorder | None = None) -> KubeApi:
+def kube_api(on_request: RequestRecorder | None = None, **options: Any) -> KubeApi:
     """A client for the cluster: in-cluster credentials, else the kubeconfig; ``on_request``
-    counts each request."""
+    counts each request; ``options`` are ``KubeApi``'s (``timeout``, ``fence``, ``user_agent``)."""
     configuration = k8s_client.Configuration()
     try:
         k8s_config.load_incluster_config(client_configuration=configuration)
     except k8s_config.ConfigException:
         k8s_config.load_kube_config(client_configuration=configuration)
-    return KubeApi(k8s_client.ApiClient(configuration), on_request=on_request)
+    return KubeApi(k8s_client.ApiClient(configuration), on_request=on_request, **options)
 
 
 def credentials_problem() -> str | None:

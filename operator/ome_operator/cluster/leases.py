@@ -5,6 +5,9 @@ nobody renewed for that long may be taken over. Every write names the version it
 patch carrying ``metadata.resourceVersion``), so of two candidates racing for one Lease exactly
 one wins and the other is answered Conflict. ``release`` (on a clean stop) hands the Lease over
 at once instead of after ``duration``.
+
+A leader writes only while its Lease is held with margin (``controller.leading``): a write that
+finds it is not is refused here, as ``NotLeading``, before it is sent.
 """
 
 from __future__ import annotations
@@ -15,22 +18,48 @@ from dataclasses import dataclass
 from typing import Any
 
 from .api import KubeApi
-from .errors import Conflict, NotFound
+from .errors import ApiError, Conflict, NotFound
 from .resources import resource_named
 
-__all__ = ["LeaseElector", "LeaseTerms", "held_by_another"]
+__all__ = ["LeaseElector", "LeaseTerms", "NotLeading", "held_by_another"]
 
 Clock = Callable[[], datetime.datetime]
+
+
+class NotLeading(ApiError):
+    """A write refused before it was sent: this replica does not hold the leader Lease with
+    margin (never held it, or its last renewal is older than the renew deadline). Status 0: no
+    request was made; the pass is retried like any passing failure, by the next leader."""
+
+    @classmethod
+    def refusing(cls, method: str, path: str, renewed_ago: float | None) -> NotLeading:
+        held = (
+            "this replica does not hold the leader Lease"
+            if renewed_ago is None
+            else f"the leader Lease was last renewed {renewed_ago:.1f} s ago"
+        )
+        return cls(0, f"{method} {path} not sent: {held}", "NotLeading")
 
 
 @dataclass(frozen=True)
 class LeaseTerms:
     """client-go's defaults: a leader renews every ``retry`` seconds, gives up leading when it
-    could not renew for ``renew_deadline``, and others take over after ``duration``."""
+    could not renew for ``renew_deadline``, and others take over after ``duration``.
+
+    ``duration`` > ``renew_deadline`` > ``retry``: the gap between the first two is the margin a
+    write sent just before the renew deadline has to reach the API server before another replica
+    may take over (5 s by default)."""
 
     duration: float = 15.0
     renew_deadline: float = 10.0
     retry: float = 2.0
+
+    @property
+    def request_timeout(self) -> float:
+        """Seconds each request of a renewal (a read, then a write) waits for its answer, sent
+        once (no client retries): an attempt started right after a renewal ends before the
+        renew deadline, with a retry period to spare (4 s by default)."""
+        return (self.renew_deadline - self.retry) / 2
 
 
 def _micro_time(moment: datetime.datetime) -> str:

@@ -65,6 +65,17 @@ class ConfigSource:
             logger.error(str(self._config.problem))
         return self._config
 
+    def peek(self) -> OperatorConfig | None:
+        """The configuration when it needs no read now (None: call the source, in a thread);
+        never waits, so the event loop may call it."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            fresh = self._read_at is not None and self._clock() - self._read_at < self._ttl
+            return self._config if fresh else None
+        finally:
+            self._lock.release()
+
     def __call__(self) -> OperatorConfig:
         with self._lock:
             if self._read_at is None or self._clock() - self._read_at >= self._ttl:

@@ -10,6 +10,11 @@ serve (OMENative pods are the InferenceReplica controller's). Every change to a 
 reported to ``on_change`` (the controller re-queues the owner unless it echoes its own write);
 after a relist, so is whatever changed while the watch was down. The first listing reports
 nothing: every InferenceService is reconciled at start anyway.
+
+A label says which InferenceService an object is for, never that it is its own: the core
+decides that from the owner reference and the recorded uid (``core.ownership``), and a labelled
+object that is someone else's is held here all the same, so that its change or deletion
+re-queues the InferenceService whose name it takes.
 """
 
 from __future__ import annotations

@@ -8,14 +8,16 @@ the pure core (``core.instances.plan_instances``) what to do, then writes, in a 
 pods created (with an owner reference to the InferenceReplica), pods deleted (only the pod of
 that uid), the ``ome.io/serving`` condition of pods (``pods/status``), and the
 InferenceReplica's status when it differs. A pod it would create that exists already with no
-controller, labelled for this InferenceReplica (left behind by an InferenceReplica deleted with
-``--cascade=orphan``, which the InferenceService controller then made again), is adopted
+controller, labelled for this InferenceReplica and recording the uid of its InferenceService
+(left behind by an InferenceReplica deleted with ``--cascade=orphan``, which the
+InferenceService controller then made again: ``core.ownership``), is adopted
 instead: its owner reference set, after a read of the InferenceReplica itself shows it is not
 being deleted. A pod it created counts as there until the watch shows it
 (``EXPECTATION_SECONDS`` at most), so a pass in between does not create it again; a create
 refused because the pod exists, or a delete of a pod gone or replaced, is no failure: pod names
 are the Instances' identity, so no pod is ever made twice. Answers go to the caches on the
-event loop, after the pass. Other failures come back with backoff.
+event loop, after the pass. Other failures come back with backoff; a refused pod create is
+told (``PodsRefused``) and tried again when ``refusals.Refusals`` says it is due.
 """
 
 from __future__ import annotations
@@ -25,20 +27,22 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..cluster.api import KubeApi
 from ..cluster.applying import owner_reference, with_owner
-from ..cluster.errors import ApiError, Conflict, NotFound
+from ..cluster.errors import ApiError, Conflict, NotFound, Refused
+from ..cluster.leases import NotLeading
 from ..cluster.resources import resource_named
 from ..core.instances import InstancePlan, plan_instances
+from ..core.ownership import orphaned_for
 from ..core.rendering.instance_pods import SERVING_GATE
-from ..core.rendering.metadata import MANAGED_BY, OWNER_LABEL
-from ..core.rendering.naming import component_name
+from ..core.rendering.metadata import MANAGED_BY
 from ..metrics import Metrics
 from .owned import KindCache, OwnedObjects
 from .queue import Backoff, WorkQueue
+from .refusals import Refusals
 from .watches import Watched, Watches, object_key
 from .workers import DRAIN_SECONDS, Workers
 from .writing import OwnerGoing, gone_or_going, now, recheck_owner
@@ -62,21 +66,6 @@ def controlling_replica(pod: Mapping[str, Any]) -> str | None:
         if reference.get("controller") and reference.get("kind") == "InferenceReplica":
             return reference.get("name")
     return None
-
-
-def orphaned_for(pod: Mapping[str, Any], replica: str) -> bool:
-    """Whether ``pod`` has no controller, is not going, and its labels name the InferenceReplica
-    ``replica`` (``<isvc>-<component>``): one to adopt rather than to create again."""
-    meta = pod.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    isvc, component = labels.get(OWNER_LABEL), labels.get("component")
-    return (
-        not any(r.get("controller") for r in meta.get("ownerReferences") or [])
-        and not meta.get("deletionTimestamp")
-        and isinstance(isvc, str)
-        and isinstance(component, str)
-        and component_name(isvc, component) == replica
-    )
 
 
 class ReplicaController:
@@ -110,6 +99,8 @@ class ReplicaController:
         #: Per InferenceReplica, the pods it created that the watch has not shown yet:
         #: name -> (the created pod, until when it counts). Only the event loop touches it.
         self._expected: dict[Key, dict[str, tuple[dict[str, Any], float]]] = {}
+        #: Per InferenceReplica, the last pod create the API server refused, until one succeeds.
+        self.refusals = Refusals()
 
     @property
     def queue(self) -> WorkQueue:
@@ -127,6 +118,7 @@ class ReplicaController:
         key = object_key(obj)
         if deleted:
             self.queue.forget(key)
+            self.refusals.forget(key)
             if not any(k[0] == namespace for k in self.replicas.keys()):
                 self._terminating.discard(namespace)
         else:
@@ -190,8 +182,9 @@ class ReplicaController:
             return False
         if (replica.get("metadata") or {}).get("deletionTimestamp") or self._owner_going(replica):
             return False  # the garbage collector removes its pods
+        pods = self._pods_of(key)
         try:
-            plan = plan_instances(replica, self._pods_of(key), now=now())
+            plan = plan_instances(replica, pods, now=now(), refused=self.refusals.message(key))
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             # Hand-edited beyond what its schema checks (a template that is not a pod's): the
             # InferenceService controller writes it back; its change brings the next pass.
@@ -204,9 +197,16 @@ class ReplicaController:
                 },
             )
             return False
+        wait = self.refusals.wait(key, replica)
+        if wait is not None:  # refused before and nothing changed: no create until it is due
+            plan = replace(plan, create=())
+            self.queue.add_after(key, wait)
         written = _Written()
         orphans = self._orphans(key, plan)
-        failed = await asyncio.to_thread(self._write, key, replica, plan, orphans, written)
+        failed = await asyncio.to_thread(self._write, key, replica, plan, orphans, written, pods)
+        delay = self.refusals.answered(key, replica, bool(written.created), written.refused)
+        if delay is not None:  # refused: tried again when due (or at once on a new spec)
+            self.queue.add_after(key, delay)
         self._took(key, written)
         if self.metrics is not None:
             self.metrics.record_replica_pass(failed)
@@ -238,12 +238,15 @@ class ReplicaController:
 
     def _orphans(self, key: Key, plan: InstancePlan) -> dict[str, dict[str, Any]]:
         """The pods ``plan`` would create that the watch shows orphaned for this replica."""
-        found = {}
+        found: dict[str, dict[str, Any]] = {}
+        replica: Mapping[str, Any] | None = None
         for pod in plan.create:
             name = pod["metadata"]["name"]
             held = self.pods.named(key[0], name)
-            if held is not None and orphaned_for(held, key[1]):
-                found[name] = held
+            if held is not None:
+                replica = replica or self.replicas.named(*key) or {}
+                if orphaned_for(held, replica):
+                    found[name] = held
         return found
 
     def _took(self, key: Key, written: _Written) -> None:
@@ -269,6 +272,7 @@ class ReplicaController:
         plan: InstancePlan,
         orphans: Mapping[str, Mapping[str, Any]],
         written: _Written,
+        pods: list[Mapping[str, Any]],
     ) -> bool:
         """The pass's writes, in a worker thread; ``written`` collects the answers."""
         api = self.api_factory()
@@ -278,14 +282,19 @@ class ReplicaController:
             self._write_pods(api, replica, plan, orphans, written)
             for name, serving in plan.serving:
                 self._set_serving(api, replica, name, serving, written)
-            if plan.status != (replica.get("status") or {}):
-                written.status = api.merge_patch(replica, {"status": plan.status}, "status")
+            status = plan.status
+            if written.refused is not None:  # a create refused: the status names it
+                status = plan_instances(replica, pods, now=now(), refused=written.refused).status
+            if status != (replica.get("status") or {}):
+                written.status = api.merge_patch(replica, {"status": status}, "status")
         except OwnerGoing:  # its deletion event ends this; its orphans stay orphans
             logger.info(
                 "InferenceReplica is being deleted; its pods are not adopted",
                 extra={"namespace": key[0], "inferenceReplica": key[1]},
             )
             return False
+        except NotLeading:  # nothing sent; the next leader's pass does this one
+            return True
         except ApiError as exc:
             if "NamespaceTerminating" in exc.causes:
                 self._terminating.add(key[0])  # its InferenceReplicas go with it
@@ -325,6 +334,11 @@ class ReplicaController:
                     if exc.reason != "AlreadyExists":
                         raise
                     continue  # made before; the watch shows it soon
+                except Refused as exc:  # told and tried again later (see the module)
+                    if "NamespaceTerminating" in exc.causes:
+                        raise  # its InferenceReplicas go with it
+                    written.refused = exc.message
+                    break
                 created.append(pod["metadata"]["name"])
             for ref in plan.delete:
                 pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(namespace, ref.name)}
@@ -373,11 +387,12 @@ def _adopt(api: KubeApi, pod: Mapping[str, Any], replica: Mapping[str, Any]) -> 
 
 @dataclass
 class _Written:
-    """What one pass's writes answered: pods created, pods patched, the status written."""
+    """What one pass's writes answered: pods created and patched, the status, a refusal."""
 
     created: list[dict[str, Any]] = field(default_factory=list)
     patched: list[dict[str, Any]] = field(default_factory=list)
     status: dict[str, Any] | None = None
+    refused: str | None = None
 
 
 def _meta(namespace: str | None, name: str) -> dict[str, Any]:

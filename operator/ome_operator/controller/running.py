@@ -20,8 +20,10 @@ from typing import Any
 
 from ..cluster.api import KubeApi
 from ..cluster.errors import ApiError, Refused
+from ..cluster.leases import NotLeading
 from ..cluster.resources import resource_named
 from ..core.operator_config import OperatorConfig
+from ..core.ownership import NameConflict
 from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcile
 from ..core.requeue import decision_inputs_changed, needs_pass
 from ..metrics import Metrics
@@ -70,6 +72,9 @@ class Controller:
     _loop: asyncio.AbstractEventLoop | None = None
     #: The API factory and namespaces start() was given, for start_working().
     _started: tuple[Callable[[], KubeApi], tuple[str | None, ...]] | None = None
+    #: A namespace's labels, for the pod policy's exceptions (``namespace_labels``; None: no
+    #: labels, the policy at its strictest); shared with the webhook.
+    namespace_labels: Callable[[str], Mapping[str, str]] | None = None
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -252,7 +257,10 @@ class Controller:
         """Decide and write, in a worker thread (the config read and writes block); also returns
         the InferenceService as the status write left it (None: no status written)."""
         # The configuration is read here, off the event loop: it may be re-read from the API.
-        plan = reconcile(isvc, replace(snapshot, config=self.config_source()))
+        labels = self.namespace_labels(isvc.namespace) if self.namespace_labels else {}
+        plan = reconcile(
+            isvc, replace(snapshot, config=self.config_source(), namespace_labels=labels)
+        )
         try:
             written = self.writer.write(key, body, snapshot.existing, plan)
         except OwnerGoing:
@@ -267,6 +275,20 @@ class Controller:
                 extra={"namespace": key[0], "inferenceService": key[1]},
             )
             return plan, Outcome.PARKED, None
+        except NotLeading:
+            # The Lease is no longer held with margin (the process is stopping): no write was
+            # sent, and the next leader's pass does this one. Leadership logged the loss.
+            return plan, Outcome.ERROR, None
+        except NameConflict as conflict:
+            # Someone else's object, not watched (unlabelled): told once, looked at again
+            # slowly (its removal re-queues nothing), and at once when the InferenceService
+            # changes; never written (docs/troubleshooting.md, "NameConflict").
+            record = conflict.log_record(key[0])
+            logger.error(record.message, extra=dict(record.fields))
+            assert self._loop is not None
+            delay = self.writer.taken.recheck_in(key)
+            self._loop.call_soon_threadsafe(self.queue.add_after, key, delay)
+            return plan, Outcome.PARKED, self._report_conflict(key, body, conflict)
         except ApiError as exc:
             if "NamespaceTerminating" in exc.causes:
                 # Its InferenceServices go with it: their deletion events end this, not a retry.
@@ -302,6 +324,20 @@ class Controller:
                 self._report_failure(key, body, str(exc)) if refused else None,
             )
         return plan, plan.outcome, written
+
+    def _report_conflict(
+        self, key: Key, body: Mapping[str, Any], conflict: NameConflict
+    ) -> dict[str, Any] | None:
+        """Tell the InferenceService's author whose name is taken (``NameConflict``); the
+        object as the status write left it (None: nothing written)."""
+        try:
+            return self.writer.report_conflict(key, body, conflict)
+        except ApiError as exc:  # the recheck tries again
+            logger.warning(
+                "Failed to report a failed reconcile",
+                extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
+            )
+            return None
 
     def _report_failure(
         self, key: Key, body: Mapping[str, Any], message: str

@@ -5,8 +5,10 @@ its events (an identical decision of one generation once; ``RuntimeNotFound`` on
 until the status that records it is written), then its status (only when it changed).
 ``Echoes`` remembers the versions it wrote, so that the watch event echoing one of its own
 writes re-queues nothing, while any other change does. Before it adopts an object that lacks
-the InferenceService's owner reference it reads the InferenceService itself (``OwnerGoing``
-when it is being deleted).
+the InferenceService's owner reference (one the core found its own: ``core.ownership``) it
+reads the InferenceService itself (``OwnerGoing`` when it is being deleted). A create whose
+name stays taken by an object the watches do not show ends the pass with ``NameConflict``
+(``name_conflicts``).
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from typing import Any
 from ..cluster.api import KubeApi
 from ..cluster.applying import apply_object, merge_patch_between, with_owner
 from ..cluster.errors import ApiError, Conflict, NotFound
+from ..cluster.leases import NotLeading
 from ..core.conditions import RECONCILE_FAILED, failed_status
+from ..core.ownership import NameConflict, name_conflict_told
 from ..core.plans import Event, LogRecord, ReconcilePlan
 from ..core.rendering.events import event_about, once_name
+from .name_conflicts import TakenNames
 from .owned import OwnedObjects
 
 __all__ = [
@@ -166,6 +171,8 @@ class PlanWriter:
         self.posted: dict[Key, tuple[Any, set[tuple[str, str]]]] = {}
         #: Per InferenceService, a digest of the info records its last pass logged.
         self._logged: dict[Key, int] = {}
+        #: Names its creates found taken by objects the watches do not show.
+        self.taken = TakenNames()
 
     def client(self) -> KubeApi:
         if self._api is None:
@@ -175,6 +182,7 @@ class PlanWriter:
     def forget(self, key: Key) -> None:
         self.posted.pop(key, None)
         self._logged.pop(key, None)
+        self.taken.forget(key)
 
     def log(self, key: Key, records: tuple[LogRecord, ...]) -> None:
         """Log a pass's records: its errors always (S6: each failed pass, retried with
@@ -198,18 +206,24 @@ class PlanWriter:
         plan: ReconcilePlan,
     ) -> dict[str, Any] | None:
         """Carry ``plan`` out; the InferenceService as the status write left it (None: no
-        status written). ApiError names the object a write failed for."""
+        status written). ApiError names the object a write failed for; NameConflict says a
+        create found its name taken, past ``name_conflicts.GRACE_SECONDS``, by an object the
+        watches do not show (the object is not written)."""
         api = self.client()
         self.log(key, plan.logs)
         for obj in plan.apply:
-            current = existing.get((obj["kind"], obj["metadata"]["name"]))
+            kind, name = obj["kind"], obj["metadata"]["name"]
+            current = existing.get((kind, name))
             if current is not None and not _owned_by(current, body):
                 recheck_owner(api, body)
             try:
                 self.apply(api, key, with_owner(obj, body), current)
             except ApiError as exc:  # say which object: the server's text may not
-                message = f"cannot write {obj['kind']} {obj['metadata']['name']}: {exc.message}"
+                if exc.reason == "AlreadyExists" and self.taken.refused(key, kind, name):
+                    raise NameConflict(kind, name, key[1]) from None
+                message = f"cannot write {kind} {name}: {exc.message}"
                 raise exc.reworded(message) from None
+        self.taken.written(key)
         for obj in plan.delete:
             api.delete(obj)
         # Events before the status they go with: the core decides RuntimeNotFound from the
@@ -254,6 +268,18 @@ class PlanWriter:
         self.post(api, key, body, Event("Warning", RECONCILE_FAILED, message))
         return written
 
+    def report_conflict(
+        self, key: Key, body: Mapping[str, Any], conflict: NameConflict
+    ) -> dict[str, Any] | None:
+        """``Ready=False``, reason ``NameConflict``, and its Warning event once per transition
+        (``core.ownership``); the InferenceService as the status write left it (None: nothing
+        written)."""
+        api = self.client()
+        status, events = name_conflict_told(body.get("status"), conflict, now=now())
+        for event in events:
+            self.post(api, key, body, event)
+        return _write_status(api, body, status)
+
     def post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
         """Post ``event`` unless this generation already did (OPEN-09); a RuntimeNotFound is
         remembered across generations until the status that records it is written.
@@ -291,6 +317,8 @@ class PlanWriter:
         """Post an event about any object; a failure is only logged."""
         try:
             self.client().create(event_about(obj, event, now()))
+        except NotLeading:  # a follower: the leader posts it
+            return
         except ApiError as exc:
             (kind, namespace, name), _ = identity_of(obj)
             logger.warning(

@@ -7,7 +7,7 @@ prints after ``denied the request: ``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..models import COMPONENTS, ComponentSpec, InferenceService, ServingRuntime
@@ -17,7 +17,10 @@ from .deployment_modes import (
     declared_mode,
     isvc_level_mode,
 )
+from .metadata_propagation import MetadataPropagation, over_bound_message
 from .model_catalog import ModelCatalog
+from .operator_config import OperatorConfig
+from .pod_policy import PodPolicy, pod_policy_denials
 from .rendering.metadata import OWNER_LABEL
 from .rendering.naming import MAX_NAME_LENGTH
 from .selection import (
@@ -136,6 +139,24 @@ def _check_pdb_fields(isvc: InferenceService) -> None:
                     f"spec.{name}.{budget} must be a non-negative integer "
                     "or a percentage from 0% to 100%"
                 )
+
+
+def _check_copied_metadata(isvc: InferenceService, propagation: MetadataPropagation) -> None:
+    """The labels and annotations it would have copied fit the bound (docs/configuration.md,
+    "metadataPropagation")."""
+    message = over_bound_message(isvc, propagation)
+    if message:
+        raise AdmissionDenied(message)
+
+
+def _check_pod_policy(
+    isvc: InferenceService, policy: PodPolicy, namespace_labels: Mapping[str, str]
+) -> None:
+    """Every pod field the pod policy refuses, in one denial (docs/configuration.md,
+    "podPolicy")."""
+    denials = pod_policy_denials(isvc, policy, namespace_labels)
+    if denials:
+        raise AdmissionDenied("; ".join(denials))
 
 
 def replica_range_problem(place: str, spec: ComponentSpec) -> str:
@@ -295,13 +316,20 @@ def _isvc_typo_warnings(isvc: InferenceService) -> list[str]:
 
 
 def review_inference_service(
-    isvc: InferenceService, models: ModelCatalog, runtimes: RuntimeCatalog
+    isvc: InferenceService,
+    models: ModelCatalog,
+    runtimes: RuntimeCatalog,
+    config: OperatorConfig | None = None,
+    namespace_labels: Mapping[str, str] | None = None,
 ) -> AdmissionVerdict:
     """S7.2 denials in order (OPEN-25), then the S7.3 and S16.3 warnings.
 
     ``runtimes`` holds the ServingRuntimes of the InferenceService's namespace and every
-    ClusterServingRuntime.
+    ClusterServingRuntime. ``config`` brings the pod policy and the bound of copied metadata
+    (None: the defaults, the strictest); ``namespace_labels`` are those of the
+    InferenceService's namespace, which the pod policy's exceptions select on.
     """
+    config = config or OperatorConfig()
     selection_warnings: list[tuple[str, str]] = []
     selection: SelectionOutcome | None = None
     message = ""
@@ -309,10 +337,12 @@ def review_inference_service(
         _check_name(isvc)
         if isvc.spec.model is None and isvc.spec.runtime is None:
             raise AdmissionDenied("at least one of spec.model or spec.runtime must be set")
+        _check_copied_metadata(isvc, config.metadata_propagation)
         _check_pdb_fields(isvc)
         _check_replicas(isvc)
         _check_leader_worker_pairing(isvc)
         _check_mode_combination(isvc)
+        _check_pod_policy(isvc, config.pod_policy, namespace_labels or {})
         if isvc.spec.model is not None:
             _check_model(isvc, models)
         if isvc.spec.engine is not None:

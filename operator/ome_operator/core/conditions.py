@@ -13,6 +13,7 @@ from .pod_health import CAUSES, Cause, find_condition
 
 __all__ = [
     "COMPONENT_CONDITION",
+    "NAME_CONFLICT",
     "RECONCILE_FAILED",
     "component_condition",
     "condition",
@@ -27,6 +28,10 @@ __all__ = [
 #: Reason of ``Ready=False`` when a pass cannot complete for a reason the InferenceService's
 #: author can fix: it does not parse, or the API server refuses what it renders.
 RECONCILE_FAILED = "ReconcileFailed"
+
+#: Reason of ``Ready=False`` when a name the InferenceService renders is taken by an object it
+#: does not control (``core.ownership``): that object is never written.
+NAME_CONFLICT = "NameConflict"
 
 #: The condition each component's readiness is reported under.
 COMPONENT_CONDITION = {"engine": "EngineReady", "decoder": "DecoderReady", "router": "RouterReady"}

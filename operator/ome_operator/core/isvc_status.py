@@ -20,7 +20,7 @@ from .conditions import (
 from .deployment_modes import DeploymentMode
 from .operator_config import OperatorConfig
 from .plans import Event, ResolvedComponent, Snapshot
-from .pod_health import CAUSES, pods_cause
+from .pod_health import CAUSES, workload_cause
 from .rendering import component_service, component_url, entry_url
 from .rendering.naming import component_name, leader_worker_set_name
 
@@ -82,7 +82,7 @@ def component_ready(
         snap.existing.get(key),
         desired=_desired_instances(comp.objects),
         max_unavailable=unavailable,
-        cause=pods_cause(pods),
+        cause=workload_cause(snap.existing.get(key), pods),
         previous=find_condition(previous, COMPONENT_CONDITION[comp.name]),
         now=snap.now,
     )

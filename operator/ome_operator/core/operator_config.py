@@ -15,6 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .deployment_modes import DeploymentMode
+from .metadata_propagation import (
+    MetadataPropagation,
+    MetadataPropagationConfigError,
+    parse_metadata_propagation,
+)
+from .model_volumes import ModelVolumes, ModelVolumesConfigError, parse_model_volumes
+from .pod_policy import PodPolicy, PodPolicyConfigError, parse_pod_policy
 
 __all__ = [
     "BUDGET_FIELDS",
@@ -106,6 +113,12 @@ class OperatorConfig:
     cluster_domain: str = "cluster.local"
     #: A problem that stalls reconciles until the ConfigMap is fixed (S1.10).
     problem: ConfigError | None = None
+    #: ``modelVolumes``: where each model's volume comes from (docs/configuration.md).
+    model_volumes: ModelVolumes = field(default_factory=ModelVolumes)
+    #: ``podPolicy``: what an InferenceService's pod fields may not hold (docs/configuration.md).
+    pod_policy: PodPolicy = field(default_factory=PodPolicy)
+    #: ``metadataPropagation``: which labels and annotations are copied, and how many bytes.
+    metadata_propagation: MetadataPropagation = field(default_factory=MetadataPropagation)
 
 
 def _positive(key: str, value: Any) -> int:
@@ -192,6 +205,27 @@ def _budget_value(value: Any) -> bool:
     return match is not None and int(match[1]) <= 100
 
 
+def _model_volumes(text: str | None) -> ModelVolumes:
+    try:
+        return parse_model_volumes(text)
+    except ModelVolumesConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _pod_policy(text: str | None) -> PodPolicy:
+    try:
+        return parse_pod_policy(text)
+    except PodPolicyConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _metadata_propagation(text: str | None) -> MetadataPropagation:
+    try:
+        return parse_metadata_propagation(text)
+    except MetadataPropagationConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def parse_operator_config(data: Mapping[str, str] | None) -> OperatorConfig:
     """The configuration from the ConfigMap's ``data``; StartupConfigError is raised, other
     problems are kept in ``problem`` so reconciles can stall with the exact log text."""
@@ -200,8 +234,18 @@ def parse_operator_config(data: Mapping[str, str] | None) -> OperatorConfig:
     try:
         replicas = _deploy(data.get("deploy"))
         pdb = _pdb(data.get("podDisruptionBudget"))
+        model_volumes = _model_volumes(data.get("modelVolumes"))
+        pod_policy = _pod_policy(data.get("podPolicy"))
+        propagation = _metadata_propagation(data.get("metadataPropagation"))
     except StartupConfigError:
         raise
     except ConfigError as problem:
         return OperatorConfig(cluster_domain=domain, problem=problem)
-    return OperatorConfig(replicas, pdb, domain)
+    return OperatorConfig(
+        replicas,
+        pdb,
+        domain,
+        model_volumes=model_volumes,
+        pod_policy=pod_policy,
+        metadata_propagation=propagation,
+    )

@@ -31,7 +31,8 @@ __all__ = [
 class Snapshot:
     """What one reconcile reads: runtimes and models (watch-fed), the objects that exist in the
     InferenceService's namespace under the names it owns, keyed by (kind, name), and the
-    operator configuration (docs/configuration.md) as it stands for this pass. ``pods``: the
+    operator configuration (docs/configuration.md) as it stands for this pass, and the labels of
+    the InferenceService's namespace (the pod policy's exceptions select on them). ``pods``: the
     pods of each component's Deployment or LeaderWorkerSet, by component, for why they do not
     serve (an OMENative component's InferenceReplica says that itself)."""
 
@@ -42,6 +43,7 @@ class Snapshot:
     leader_worker_set_installed: bool = True
     now: str = "1970-01-01T00:00:00Z"
     config: OperatorConfig = field(default_factory=OperatorConfig)
+    namespace_labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

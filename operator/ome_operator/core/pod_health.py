@@ -9,9 +9,12 @@ pod stops serving at once, and that is the ``NodeLost`` signature (a kubelet nev
 ``Ready`` False without a reason of its own).
 
 A component that does not serve is explained by the most blocking cause among its pods
-(``CAUSES``, in order): pods the scheduler cannot place (an Instance placed in part holds its
-accelerators idle, and says how many), images that cannot be pulled, containers in a crash
-loop, nodes that do not answer.
+(``CAUSES``, in order): pods the API server refuses to create (Pod Security or another admission
+policy: nothing can run until that changes), pods the scheduler cannot place (an Instance placed
+in part holds its accelerators idle, and says how many), images that cannot be pulled,
+containers in a crash loop, nodes that do not answer. A refused create leaves no pod to read: it
+is told by the workload (a Deployment's ``ReplicaFailure``) or by the writer that was refused
+(the InferenceReplica controller, for OMENative pods).
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ __all__ = [
     "instance_of",
     "pod_serves",
     "pods_cause",
+    "refused_cause",
+    "workload_cause",
 ]
 
 #: The reasons a component's condition takes from its pods, most blocking first.
-CAUSES = ("PodsUnschedulable", "ImagePullFailed", "CrashLoopBackOff", "NodeLost")
+CAUSES = ("PodsRefused", "PodsUnschedulable", "ImagePullFailed", "CrashLoopBackOff", "NodeLost")
 
 #: Container waiting reasons of an image that cannot be pulled (the kubelet's).
 _PULL_FAILURES = frozenset(
@@ -133,6 +138,33 @@ def instance_of(pod: Mapping[str, Any]) -> str:
         if isinstance(labels.get(label), str):
             return labels[label]
     return _name(pod)
+
+
+def refused_cause(server_text: str) -> Cause:
+    """Pods the API server refused to create, with its answer (``pods "x" is forbidden: …``)."""
+    return Cause("PodsRefused", f"pods cannot be created: {server_text}")
+
+
+def workload_cause(
+    workload: Mapping[str, Any] | None,
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    instance: Callable[[Mapping[str, Any]], str] = instance_of,
+) -> Cause | None:
+    """The most blocking reason a workload's component does not serve: its pod creates refused
+    (a Deployment's ``ReplicaFailure`` True with reason ``FailedCreate``, which the Deployment
+    controller copies from its ReplicaSet with the API server's answer), else ``pods_cause``."""
+    found = ((workload or {}).get("status") or {}).get("conditions")
+    conditions = [c for c in found if isinstance(c, Mapping)] if isinstance(found, list) else []
+    failure = find_condition(conditions, "ReplicaFailure")
+    if (
+        (workload or {}).get("kind") == "Deployment"
+        and failure is not None
+        and failure.get("status") == "True"
+        and failure.get("reason") == "FailedCreate"
+    ):
+        return refused_cause(str(failure.get("message") or "the server gives no message"))
+    return pods_cause(pods, instance=instance)
 
 
 def pods_cause(

@@ -34,7 +34,9 @@ from .isvc_status import (
     workload_key,
 )
 from .merging import effective_replicas, merge_component
+from .metadata_propagation import over_bound_message
 from .operator_config import OperatorConfig
+from .ownership import controller_reference, is_ours, own_writes, split_existing
 from .plans import (
     Decisions,
     Event,
@@ -44,10 +46,12 @@ from .plans import (
     ResolvedComponent,
     Snapshot,
 )
+from .pod_policy import component_denials, effective_policy
 from .rendering import (
     ComponentContext,
     ComponentRenderError,
     PdbPreflightError,
+    PodPolicyDenied,
     component_service,
     render_component,
     render_entry_service,
@@ -149,11 +153,13 @@ def _failed_component(
 
 
 def _owned_by(obj: Mapping[str, Any], isvc: InferenceService) -> bool:
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return any(
-        r.get("controller") and r.get("kind") == "InferenceService" and r.get("name") == isvc.name
-        for r in refs
-    )
+    """The InferenceService's own (``core.ownership``): controlled by it, or orphaned and
+    recording its uid."""
+    return is_ours(obj, isvc)
+
+
+def _controlled_by(obj: Mapping[str, Any], isvc: InferenceService) -> bool:
+    return controller_reference(obj) is not None and is_ours(obj, isvc)
 
 
 def _component(
@@ -165,6 +171,10 @@ def _component(
     config: OperatorConfig,
 ) -> ResolvedComponent:
     declared = isvc.spec.component(name)
+    policy = effective_policy(config.pod_policy, snap.namespace_labels)
+    denials = component_denials(name, declared, policy) if declared is not None else ()
+    if denials:  # admitted before the policy, or past the webhook: nothing is written for it
+        raise PodPolicyDenied(denials)
     merged = merge_component(runtime.spec.config(name), declared, where=f"spec.{name}")
     resolved = resolve_component_mode(isvc, name, merged)
     check_component_mode(name, resolved)
@@ -183,6 +193,8 @@ def _component(
         max_replicas=maximum,
         cluster_domain=config.cluster_domain,
         pdb_defaults=config.pdb,
+        metadata_propagation=config.metadata_propagation,
+        model_volume=config.model_volumes.source_for(isvc.namespace, model),
     )
     objects = tuple(render_component(context))
     pdb_name = component_name(isvc.name, name)
@@ -270,7 +282,7 @@ def _orphans(isvc: InferenceService, snap: Snapshot) -> tuple[dict[str, Any], ..
         if (
             component
             and component not in declared
-            and _owned_by(obj, isvc)
+            and _controlled_by(obj, isvc)
             and labels.get(OWNER_LABEL) == isvc.name
         ):
             found.append(_ref(obj))
@@ -314,7 +326,8 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
     ready = {c.name: component_ready(isvc, c, snap, previous) for c in components}
     apply, delete = _component_writes(isvc, components, ready, snap)
     front = components[-1] if components[-1].name == "router" else components[0]
-    apply.append(render_entry_service(isvc, component_service(front.objects)))
+    propagation = config.metadata_propagation
+    apply.append(render_entry_service(isvc, component_service(front.objects), propagation))
     delete.extend(_orphans(isvc, snap))
     decisions = replace(
         chosen.decisions, modes=tuple((c.name, c.resolved.mode.value) for c in components)
@@ -326,10 +339,23 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
         status=inference_service_status(
             isvc, components, ready, chosen.runtime, chosen.selection, snap, config
         ),
-        events=(*chosen.events, *cause_events(ready, previous)),
+        events=(*chosen.events, *cause_events(ready, previous), *_not_copied(isvc, config)),
         logs=chosen.logs,
         decisions=decisions,
     )
+
+
+#: Reason of the Warning event of an InferenceService over the bound of copied metadata.
+METADATA_NOT_COPIED = "MetadataNotCopied"
+
+
+def _not_copied(isvc: InferenceService, config: OperatorConfig) -> tuple[Event, ...]:
+    """An InferenceService stored over the bound (admitted before it, or past the webhook) has
+    none of its labels and annotations copied, and is told so (docs/configuration.md)."""
+    problem = over_bound_message(isvc, config.metadata_propagation)
+    if not problem:
+        return ()
+    return (Event("Warning", METADATA_NOT_COPIED, f"labels and annotations not copied: {problem}"),)
 
 
 def reconcile(isvc: InferenceService, snap: Snapshot) -> ReconcilePlan:
@@ -341,7 +367,9 @@ def reconcile(isvc: InferenceService, snap: Snapshot) -> ReconcilePlan:
         return ReconcilePlan(Outcome.PARKED)
     if isvc_level_mode(isvc) is DeploymentMode.VIRTUAL_DEPLOYMENT:
         return _virtual(isvc, snap, config)
+    ours, foreign = split_existing(isvc, snap.existing)
     try:
-        return _reconcile(isvc, snap, config)
+        plan = _reconcile(isvc, replace(snap, existing=ours), config)
     except Stop as stop:
-        return stop.plan
+        plan = stop.plan
+    return own_writes(isvc, plan, foreign, now=snap.now)

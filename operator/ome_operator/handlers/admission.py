@@ -11,6 +11,10 @@ An InferenceService or ServingRuntime of a namespace the operator does not watch
 admitted unreviewed and uncounted: its caches know nothing of that namespace, and another
 operator may serve it. ClusterServingRuntimes are always reviewed.
 
+An InferenceService is reviewed against the operator configuration (its pod policy and its
+bound of copied metadata, docs/configuration.md) and its namespace's labels, which a review does
+not carry: ``controller.namespace_labels`` reads and keeps them.
+
 An admitted runtime change is warned about from the controller's caches
 (``controller.runtime_changes``): the InferenceServices it moves (S16.6) and the runtimes it
 ties with (S16.7). That decision runs in a thread, from what was taken on the event loop; it
@@ -27,18 +31,21 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import kopf
 
 from ..cluster.resources import INFERENCE_SERVICE
+from ..controller.namespace_labels import NamespaceLabels
 from ..controller.runtime_changes import gather
 from ..controller.snapshot import Caches
 from ..core.admission import AdmissionVerdict, review_inference_service, review_serving_runtime
 from ..core.impact import RuntimeChange, runtime_key
+from ..core.operator_config import OperatorConfig
 from ..core.requeue import decision_inputs_changed
 from ..models import InferenceService, InvalidResourceError, ServingRuntime, storable_manifest
+from ..settings import RunOptions
 
 __all__ = [
     "denial_level",
@@ -160,6 +167,34 @@ def _parse(body: kopf.Body, kind: str, operation: str, memo: kopf.Memo) -> Any:
         raise kopf.AdmissionError(str(exc), code=_DENIED) from None
 
 
+async def _policy_inputs(memo: kopf.Memo, namespace: str) -> tuple[OperatorConfig, Mapping]:
+    """The operator configuration (the controller's, re-read every ``config_cache_ttl``) and
+    the labels of ``namespace``, which the pod policy's exceptions select on: as held, or read
+    in a thread when either must be read again (a read is a request)."""
+    labels = memo.controller.namespace_labels or memo.get("namespace_labels")
+    if labels is None:  # a controller built without one (tests)
+        options: RunOptions = memo.get("options") or RunOptions()
+        labels = memo.namespace_labels = NamespaceLabels(
+            memo.controller.api_factory, ttl=options.config_cache_ttl
+        )
+
+    source = memo.controller.config_source
+    config, found = _peeked(source), _peeked(labels, namespace)
+    if config is not None and found is not None:
+        return config, found  # a thread hop would cost more than the rules themselves
+
+    def read() -> tuple[OperatorConfig, Mapping]:
+        return source(), labels(namespace)
+
+    return await asyncio.to_thread(read)
+
+
+def _peeked(source: Any, *args: Any) -> Any:
+    """What ``source.peek`` holds without a read (None: it must be called)."""
+    peek = getattr(source, "peek", None)
+    return peek(*args) if peek is not None else None
+
+
 @kopf.on.validate(GROUP, VERSION, "inferenceservices", id=_ISVC_ID, operations=_OPERATIONS)
 async def validate_inference_service(
     body: kopf.Body, operation: str, warnings: list[str], memo: kopf.Memo, **_: Any
@@ -170,8 +205,13 @@ async def validate_inference_service(
         caches = await _caches(memo)
         isvc: InferenceService = _parse(body, "InferenceService", operation, memo)
         model = isvc.spec.model.name if isvc.spec.model else ""
+        config, labels = await _policy_inputs(memo, isvc.namespace)
         verdict = review_inference_service(
-            isvc, caches.models(isvc.namespace, model), caches.runtimes(isvc.namespace)
+            isvc,
+            caches.models(isvc.namespace, model),
+            caches.runtimes(isvc.namespace),
+            config,
+            labels,
         )
         _answer(verdict, "InferenceService", operation, warnings, memo)
 

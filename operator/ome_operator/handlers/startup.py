@@ -14,12 +14,14 @@ from typing import Any
 
 import kopf
 
-from ..cluster.api import KubeApi
+from .. import __version__
+from ..cluster.api import KubeApi, WriteFence
 from ..cluster.credentials import kube_api
 from ..cluster.errors import ApiError
-from ..cluster.leases import LeaseElector
+from ..cluster.leases import LeaseElector, LeaseTerms
 from ..controller.configuring import ConfigSource
 from ..controller.leading import Leadership
+from ..controller.namespace_labels import NamespaceLabels
 from ..controller.replicas import ReplicaController
 from ..controller.running import Controller
 from ..controller.workers import DRAIN_SECONDS
@@ -27,12 +29,16 @@ from ..core.operator_config import StartupConfigError
 from ..metrics import Metrics, serve_metrics
 from ..settings import RunOptions, parse_bind_address
 from .certificates import ManagedCertificate
-from .review_server import ReviewServer
+from .loop_stalls import StallWatch
+from .metrics_access import secured_serving
+from .review_server import ConnectionTimeouts, ReviewServer
 
 __all__ = [
     "build_controller",
     "leader_worker_sets_installed",
+    "replica_identity",
     "unready_reason",
+    "user_agent",
 ]
 
 logger = logging.getLogger("ome_operator.startup")
@@ -62,17 +68,40 @@ def leader_worker_sets_installed(api: KubeApi) -> bool:
     return any(r.get("name") == "leaderworkersets" for r in found.get("resources", []))
 
 
-def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Controller:
+def replica_identity() -> str:
+    """This replica's name in the leader Lease and in its user agent: the pod's name, else the
+    host name with a random suffix."""
+    return os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+
+
+def user_agent(identity: str) -> str:
+    """What every request of this replica says it is: the API server's audit log records it
+    (``userAgent``), so two replicas of one ServiceAccount can be told apart."""
+    return f"ome-operator/{__version__} ({identity})"
+
+
+def build_controller(
+    options: RunOptions,
+    metrics: Metrics | None = None,
+    *,
+    identity: str | None = None,
+    fence: WriteFence | None = None,
+) -> Controller:
+    """The controllers, whose client asks ``fence`` before every write (under leader election:
+    ``Leadership.fence``)."""
     api: list[KubeApi] = []
 
     metrics = metrics or Metrics()
+    agent = user_agent(identity or replica_identity())
 
     def counted_api() -> KubeApi:
-        return kube_api(on_request=metrics.record_api_request)
+        return kube_api(on_request=metrics.record_api_request, user_agent=agent)
 
     def shared_api() -> KubeApi:
         if not api:
-            api.append(counted_api())
+            api.append(
+                kube_api(on_request=metrics.record_api_request, user_agent=agent, fence=fence)
+            )
         return api[0]
 
     controller = Controller(
@@ -82,6 +111,7 @@ def build_controller(options: RunOptions, metrics: Metrics | None = None) -> Con
         ),
         metrics=metrics,
         workers=options.workers,
+        namespace_labels=NamespaceLabels(shared_api, ttl=options.config_cache_ttl),
     )
     controller.replicas = ReplicaController(
         shared_api,
@@ -102,7 +132,9 @@ async def _webhook_server(
         folder = options.webhook_cert_dir
         certfile, keyfile = os.path.join(folder, "tls.crt"), os.path.join(folder, "tls.key")
     else:
-        managed = ManagedCertificate(controller.api_factory, options)
+        # Every replica keeps the certificate, leader or not: a client without the fence.
+        client = kube_api(user_agent=user_agent(memo.identity))
+        managed = ManagedCertificate(lambda: client, options)
         try:
             await asyncio.to_thread(managed.refresh)
         except ApiError as exc:
@@ -115,6 +147,7 @@ async def _webhook_server(
         certfile, keyfile = managed.certfile, managed.keyfile
     return ReviewServer(
         grace=options.webhook_shutdown_grace,
+        timeouts=ConnectionTimeouts(idle=options.webhook_idle_timeout),
         addr=options.webhook_bind_address,
         port=options.webhook_port,
         host=options.webhook_host,
@@ -133,8 +166,14 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     settings.scanning.disabled = True
     allow_deep_objects()
     settings.networking.request_timeout = 60
+    if memo.get("identity") is None:
+        memo.identity = replica_identity()
+    if options.leader_elect and memo.get("leadership") is None:
+        memo.leadership = _leadership(options, memo)
+    leadership: Leadership | None = memo.get("leadership")
     if memo.get("controller") is None:
-        memo.controller = build_controller(options)
+        fence = leadership.fence if leadership is not None else None
+        memo.controller = build_controller(options, identity=memo.identity, fence=fence)
     controller: Controller = memo.controller
     if settings.admission.server is None:
         settings.admission.server = await _webhook_server(options, controller, memo)
@@ -160,19 +199,34 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
         tuple(options.namespaces) or (None,),
         work=not options.leader_elect,
     )
-    if options.leader_elect:
-        memo.leadership = _leadership(options, controller)
-        memo.leadership.start()
+    if leadership is not None:
+        leadership.start()
+    if memo.get("stalls") is None:
+        memo.stalls = StallWatch()
+        memo.stalls_task = asyncio.create_task(memo.stalls.run())
+    stalls: StallWatch = memo.stalls
     bind = parse_bind_address(options.metrics_bind_address)
     if bind is not None and memo.get("metrics_started") is None:
-        serve_metrics(*bind, unready=lambda: unready_reason(controller, settings.admission.server))
+        serve_metrics(
+            *bind,
+            unready=lambda: unready_reason(controller, settings.admission.server, stalls),
+            **secured_serving(
+                options.metrics_secure, settings.admission.server, user_agent(memo.identity)
+            ),
+        )
         memo.metrics_started = True
 
 
-def unready_reason(controller: Controller, server: Any) -> str | None:
-    """Why a review sent to this replica now would not be answered (None: it would be)."""
+def unready_reason(
+    controller: Controller, server: Any, stalls: StallWatch | None = None
+) -> str | None:
+    """Why a review sent to this replica now would not be answered, or not from current caches
+    (None: it would be)."""
     if getattr(server, "stopping", False):
         return "the operator is stopping"
+    stalled = stalls.unready_reason() if stalls is not None else None
+    if stalled is not None:
+        return stalled
     if not controller.watches.synced.is_set():
         return "the caches have not listed the cluster yet"
     if not getattr(server, "listening", True):
@@ -180,31 +234,57 @@ def unready_reason(controller: Controller, server: Any) -> str | None:
     return None
 
 
-def _leadership(options: RunOptions, controller: Controller) -> Leadership:
+def _leadership(options: RunOptions, memo: kopf.Memo) -> Leadership:
     """Campaign for the leader Lease; the controller's workers start once it is held. A leader
-    that loses it ends the process (SIGTERM to itself: a clean stop), to restart as a follower."""
-    identity = os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+    that loses it ends the process (SIGTERM to itself: a clean stop), to restart as a follower.
+    The renewals have a client of their own: each request sent once, answered within the terms'
+    ``request_timeout`` (4 s by default), and not fenced."""
+    terms = LeaseTerms(
+        duration=options.leader_elect_lease_duration,
+        renew_deadline=options.leader_elect_renew_deadline,
+        retry=options.leader_elect_retry_period,
+    )
+    client: list[KubeApi] = []
+
+    def renewals_api() -> KubeApi:
+        if not client:
+            client.append(
+                kube_api(
+                    on_request=lambda verb, code: memo.controller.metrics.record_api_request(
+                        verb, code
+                    ),
+                    timeout=terms.request_timeout,
+                    user_agent=user_agent(memo.identity),
+                )
+            )
+        return client[0]
+
     elector = LeaseElector(
-        controller.api_factory, options.operator_namespace, options.leader_election_id, identity
+        renewals_api,
+        options.operator_namespace,
+        options.leader_election_id,
+        memo.identity,
+        terms=terms,
     )
     return Leadership(
         elector,
-        on_elected=controller.start_working,
+        on_elected=lambda: memo.controller.start_working(),
         on_lost=lambda: os.kill(os.getpid(), signal.SIGTERM),
     )
 
 
 @kopf.on.cleanup()
 async def stop(memo: kopf.Memo, **_: Any) -> None:
-    task = memo.get("certificate_task")
-    if task is not None:
-        task.cancel()
+    for name in ("certificate_task", "stalls_task"):
+        task = memo.get(name)
+        if task is not None:
+            task.cancel()
     leadership = memo.get("leadership")
     if leadership is not None:
         await leadership.stop()
     controller = memo.get("controller")
     if controller is not None:
-        # Its passes finish while the Lease still holds (after a loss: a few seconds at most).
+        # Its passes finish while the fence lets them write (after a loss: not at all).
         drain = DRAIN_SECONDS if leadership is None else min(DRAIN_SECONDS, leadership.held_for())
         await controller.stop(drain)
     if leadership is not None:

@@ -8,10 +8,11 @@ S7.2 order (OPEN-25), and a row that pins one rule before the next stays with th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ome_operator.core.admission import AdmissionVerdict, review_inference_service
 from ome_operator.core.model_catalog import ModelCatalog
+from ome_operator.core.operator_config import OperatorConfig
 from ome_operator.core.selection import RuntimeCatalog
 from ome_operator.models import InferenceService, ModelResource, ServingRuntime
 from tests.builders import make_model, make_runtime
@@ -46,5 +47,12 @@ def review_of(
     isvc: InferenceService,
     models: Sequence[ModelResource] = MODELS,
     runtimes: Sequence[ServingRuntime] = RUNTIMES,
+    *,
+    config: OperatorConfig | None = None,
+    namespace_labels: Mapping[str, str] | None = None,
 ) -> AdmissionVerdict:
-    return review_inference_service(isvc, ModelCatalog.of(models), RuntimeCatalog.of(runtimes))
+    """The review of ``isvc`` under ``config`` (None: the defaults) in a namespace labelled
+    ``namespace_labels``."""
+    return review_inference_service(
+        isvc, ModelCatalog.of(models), RuntimeCatalog.of(runtimes), config, namespace_labels
+    )

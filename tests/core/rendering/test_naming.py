@@ -19,6 +19,7 @@ def test_the_package_exports_exactly_its_public_api() -> None:
         "PdbPreflightError",
         "PdbResolutionError",
         "PlaceholderError",
+        "PodPolicyDenied",
         "ResourceQuantityError",
         "SERVING_GATE",
         "component_service",

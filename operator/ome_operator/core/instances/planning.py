@@ -12,7 +12,9 @@ is still being created (phase ``Creating``, or no row yet) are created, never ot
 watch has not shown yet is one of these, so a stale cache, a retry or a restart never deletes
 what it should have waited for, and a create of a pod that exists is refused by its name.
 
-The status rows carry each Instance's phase and incarnation from pass to pass.
+The status rows carry each Instance's phase and incarnation from pass to pass. A pod create the
+API server refused (``refused``: its answer, which the controller keeps until a create succeeds)
+is the first cause the status names (``PodsRefused``): no pod exists to show it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..pod_health import pods_cause
+from ..pod_health import pods_cause, refused_cause
 from ..rendering.inference_replicas import revision_hash
 from ..rendering.instance_pods import render_instance_pods
 from .observed import ObservedPod, observed_pods
@@ -67,9 +69,14 @@ class _Writes:
 
 
 def plan_instances(
-    replica: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], *, now: str
+    replica: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    *,
+    now: str,
+    refused: str | None = None,
 ) -> InstancePlan:
-    """The pass for ``replica`` given the pods it owns (as the watch shows them)."""
+    """The pass for ``replica`` given the pods it owns (as the watch shows them) and, when the
+    API server refused a pod create, its answer."""
     spec = replica.get("spec") or {}
     desired = spec.get("replicas") or 1  # nil or 0 means one Instance (S1.7)
     revision = revision_hash(spec.get("runners") or [])
@@ -96,7 +103,7 @@ def plan_instances(
             desired=desired,
             revision=revision,
             now=now,
-            cause=pods_cause(pods),
+            cause=refused_cause(refused) if refused is not None else pods_cause(pods),
         ),
     )
 

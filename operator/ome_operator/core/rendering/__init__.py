@@ -12,6 +12,7 @@ from .errors import (
     PdbPreflightError,
     PdbResolutionError,
     PlaceholderError,
+    PodPolicyDenied,
     ResourceQuantityError,
 )
 from .inference_replicas import revision_hash
@@ -32,6 +33,7 @@ __all__ = [
     "PdbPreflightError",
     "PdbResolutionError",
     "PlaceholderError",
+    "PodPolicyDenied",
     "ResourceQuantityError",
     "component_service",
     "component_url",

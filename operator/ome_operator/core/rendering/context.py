@@ -2,7 +2,8 @@
 
 The reconciler resolves the runtime, the model, the merge (S4), the mode (S3) and the replica
 bounds; rendering only reads them. The budget defaults come from the operator configuration
-(``operator_config.PdbDefaults``, S1.10).
+(``operator_config.PdbDefaults``, S1.10), and so does the model volume's source
+(``model_volumes``, docs/configuration.md).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from dataclasses import dataclass, field
 
 from ...models import COMPONENTS, ComponentSpec, InferenceService, ModelResource, ServingRuntime
 from ..deployment_modes import DeploymentMode
+from ..metadata_propagation import MetadataPropagation
+from ..model_volumes import ModelVolumeSource
 from ..operator_config import BUDGET_FIELDS, Budget, PdbDefaults
 
 __all__ = [
@@ -42,6 +45,10 @@ class ComponentContext:
     max_replicas: int
     cluster_domain: str = "cluster.local"
     pdb_defaults: PdbDefaults = field(default_factory=PdbDefaults)
+    #: Where the model volume comes from (the node's ``hostPath`` unless configured otherwise).
+    model_volume: ModelVolumeSource = field(default_factory=ModelVolumeSource)
+    #: Which labels and annotations are copied (``metadataPropagation``, docs/configuration.md).
+    metadata_propagation: MetadataPropagation = field(default_factory=MetadataPropagation)
 
     def __post_init__(self) -> None:
         if self.component not in COMPONENTS:

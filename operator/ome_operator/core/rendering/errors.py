@@ -4,7 +4,8 @@ ComponentRenderError              a component fails (S6): no workload for it or 
 ├── PlaceholderError              S5.1.7 malformed Go-style template in a runner string
 ├── PdbResolutionError            S5.5 the budget's fields conflict or a value is invalid
 ├── PdbPreflightError             S5.5 a same-named budget exists that this service did not create
-└── ResourceQuantityError         S5.1.5 a runner's GPU request is not a whole number
+├── ResourceQuantityError         S5.1.5 a runner's GPU request is not a whole number
+└── PodPolicyDenied               pod fields the pod policy refuses (docs/configuration.md)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ __all__ = [
     "PdbPreflightError",
     "PdbResolutionError",
     "PlaceholderError",
+    "PodPolicyDenied",
     "ResourceQuantityError",
 ]
 
@@ -97,3 +99,16 @@ class ResourceQuantityError(ComponentRenderError):
         self.path = path
         self.value = value
         super().__init__(f"{path} must be a whole number of GPUs (got {json.dumps(value)})")
+
+
+class PodPolicyDenied(ComponentRenderError):
+    """The component, as the InferenceService declares it, has pod fields the pod policy
+    refuses: it got in before the policy, or past the webhook. ``denials``: the webhook's
+    sentences (``core.pod_policy``)."""
+
+    metric_reason = "pod_policy"
+    condition_reason = "PodPolicyDenied"
+
+    def __init__(self, denials: tuple[str, ...]) -> None:
+        self.denials = denials
+        super().__init__("; ".join(denials))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .inference_replicas import revision_hash
-from .metadata import MANAGED_BY, OWNER_LABEL, sorted_map
+from .metadata import MANAGED_BY, OWNER_LABEL, UID_ANNOTATION, sorted_map
 from .naming import headless_service_name, instance_pod_name
 from .pod_specs import set_env
 
@@ -28,7 +28,8 @@ def render_instance_pods(
     inference_replica: Mapping[str, Any], index: int, *, incarnation: int = 1
 ) -> list[dict[str, Any]]:
     """The pods of Instance ``index``, in runner order (leader before workers), workers by
-    ordinal. No owner references: the edge adds them."""
+    ordinal. No owner references: the edge adds them. Each records the InferenceService uid
+    the InferenceReplica records (``core.ownership``), and no other."""
     metadata = inference_replica["metadata"]
     spec = inference_replica["spec"]
     component = spec["component"]
@@ -36,6 +37,7 @@ def render_instance_pods(
     runners = spec.get("runners") or []
     instance = _Instance(
         isvc=isvc,
+        uid=(metadata.get("annotations") or {}).get(UID_ANNOTATION),
         component=component,
         namespace=metadata.get("namespace"),
         index=index,
@@ -53,6 +55,7 @@ class _Instance:
     """What every pod of one Instance shares."""
 
     isvc: str
+    uid: str | None
     component: str
     namespace: str | None
     index: int
@@ -85,7 +88,12 @@ class _Instance:
         if self.namespace:
             metadata["namespace"] = self.namespace
         metadata["labels"] = sorted_map(template_meta.get("labels") or {}, labels)
-        if annotations := template_meta.get("annotations"):
+        annotations = {
+            k: v for k, v in (template_meta.get("annotations") or {}).items() if k != UID_ANNOTATION
+        }
+        if self.uid:
+            annotations[UID_ANNOTATION] = self.uid
+        if annotations:
             metadata["annotations"] = sorted_map(annotations)
         spec = template.get("spec") or {}
         env = self.env(role, _size(runner), ordinal)

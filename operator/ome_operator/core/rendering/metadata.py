@@ -1,6 +1,10 @@
 """Labels and annotations of generated objects and pods (S5.1.3, S1.9).
 
 Every map is returned with its keys sorted, so the same inputs always give the same manifest.
+What is copied from the InferenceService and its components goes through the operator's
+``metadataPropagation`` settings (``core.metadata_propagation``, docs/configuration.md): keys
+with an excluded prefix are left out, and an InferenceService over the bound has none copied
+(the operator's own keys stay, selectors rely on them).
 """
 
 from __future__ import annotations
@@ -8,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ...models import InferenceService
+from ..metadata_propagation import LAST_APPLIED, MetadataPropagation, over_bound_message
 from .context import ComponentContext
 
 __all__ = [
@@ -15,7 +21,9 @@ __all__ = [
     "MANAGED_BY",
     "OWNER_LABEL",
     "POD_ONLY_PREFIXES",
+    "UID_ANNOTATION",
     "common_labels",
+    "copied",
     "object_annotations",
     "object_metadata",
     "pod_annotations",
@@ -26,9 +34,6 @@ __all__ = [
 
 #: The label naming the InferenceService on every object it owns (S1.9).
 OWNER_LABEL = "ome.io/inferenceservice"
-
-#: ``kubectl apply`` bookkeeping of the InferenceService; never copied to generated objects.
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 #: Annotation prefixes that mean something only on pods; Services do not get them (S5.1.3).
 POD_ONLY_PREFIXES = (
@@ -43,6 +48,10 @@ POD_ONLY_PREFIXES = (
 #: The ``ome.io/managed-by`` label of OMENative pods, InferenceReplicas and their Services.
 MANAGED_BY = {"ome.io/managed-by": "OMENative"}
 
+#: The uid of the InferenceService an object was written for: what makes an object without a
+#: controller the operator's own (``core.ownership``).
+UID_ANNOTATION = "ome.io/inferenceservice-uid"
+
 
 def sorted_map(*maps: Mapping[str, str]) -> dict[str, str]:
     """The union of ``maps`` (later ones win per key), keys sorted."""
@@ -55,6 +64,17 @@ def sorted_map(*maps: Mapping[str, str]) -> dict[str, str]:
 def without_prefixes(annotations: Mapping[str, str], prefixes: Iterable[str]) -> dict[str, str]:
     prefixes = tuple(prefixes)
     return {key: value for key, value in annotations.items() if not key.startswith(prefixes)}
+
+
+def copied(
+    isvc: InferenceService, propagation: MetadataPropagation, entries: Mapping[str, str]
+) -> dict[str, str]:
+    """What of ``entries`` (labels or annotations of ``isvc`` or of one of its components) is
+    copied onto generated objects: nothing when ``isvc`` is over the bound, else the entries
+    the filter keeps."""
+    if over_bound_message(isvc, propagation):
+        return {}
+    return propagation.copied(entries)
 
 
 def common_labels(ctx: ComponentContext) -> dict[str, str]:
@@ -73,14 +93,21 @@ def common_labels(ctx: ComponentContext) -> dict[str, str]:
             ),
             "base-model-type": "Serving",
         }
-    return sorted_map(ctx.isvc.metadata.labels, ctx.merged.labels, forced)
+    isvc, propagation = ctx.isvc, ctx.metadata_propagation
+    return sorted_map(
+        copied(isvc, propagation, isvc.metadata.labels),
+        copied(isvc, propagation, ctx.merged.labels),
+        forced,
+    )
 
 
 def object_annotations(ctx: ComponentContext) -> dict[str, str]:
-    """Workload annotations: ISVC annotations ∪ component annotations, without ``LAST_APPLIED``."""
-    merged = sorted_map(ctx.isvc.metadata.annotations, ctx.merged.annotations)
-    merged.pop(LAST_APPLIED, None)
-    return merged
+    """Workload annotations: ISVC annotations ∪ component annotations, as copied."""
+    isvc, propagation = ctx.isvc, ctx.metadata_propagation
+    return sorted_map(
+        copied(isvc, propagation, isvc.metadata.annotations),
+        copied(isvc, propagation, ctx.merged.annotations),
+    )
 
 
 def object_metadata(

@@ -1,5 +1,9 @@
 """Pod spec assembly (S5.1.4), runner environment (S5.1.5) and model node selector (S5.1.6).
 
+The model volume comes from the node (``hostPath``, as OME mounts it) unless the operator
+configuration names another source for the model or the namespace (docs/configuration.md,
+``modelVolumes``); it is always mounted read-only at the model's storage path.
+
 A pod spec is built per *role*: ``default`` (the component alone), ``leader`` or ``worker`` (the
 component's pod fields, then the leader's or worker's, then that role's runner). The result is a
 plain dict; nothing here knows which workload will carry it.
@@ -15,6 +19,7 @@ from typing import Any, Literal
 from ...models import ModelResource
 from ..deployment_modes import DeploymentMode
 from ..merging import merge_values
+from ..model_volumes import HOST_PATH, PERSISTENT_VOLUME_CLAIM, ModelVolumeSource
 from .context import ComponentContext, has_leader_worker, pods_per_replica
 from .errors import PlaceholderError, ResourceQuantityError
 from .metadata import common_labels, pod_annotations, sorted_map, without_prefixes
@@ -142,7 +147,7 @@ def render_pod_spec(ctx: ComponentContext, role: Role) -> dict[str, Any]:
     runner = _render_runner(ctx, role)
     if runner is not None:
         spec["containers"] = _merge_container(spec.get("containers", []), runner)
-        volume = _model_volume(ctx.model) if serves_model else None
+        volume = _model_volume(ctx.model, ctx.model_volume) if serves_model else None
         volumes = spec.get("volumes", [])
         if volume is not None and not any(v.get("name") == volume["name"] for v in volumes):
             spec["volumes"] = [*volumes, volume]
@@ -230,6 +235,8 @@ def _with_runner_env(ctx: ComponentContext, runner: dict[str, Any], path: str) -
         mounts = runner.get("volumeMounts", [])
         if not any(m.get("mountPath") == model_path for m in mounts):
             mount = {"name": _model_volume_name(ctx.model), "mountPath": model_path}
+            if ctx.model_volume.sub_path is not None:
+                mount["subPath"] = ctx.model_volume.sub_path
             runner["volumeMounts"] = [*mounts, {**mount, "readOnly": True}]
     gpus = _gpu_count(runner, path)
     if gpus:
@@ -272,8 +279,17 @@ def _model_volume_name(model: ModelResource) -> str:
     return object_name(re.sub(r"[^a-z0-9-]+", "-", model.name.lower()).strip("-") or "model")
 
 
-def _model_volume(model: ModelResource | None) -> dict[str, Any] | None:
-    """The node directory the model lives in (S5.1.5), when the model has a storage path."""
+def _model_volume(model: ModelResource | None, source: ModelVolumeSource) -> dict[str, Any] | None:
+    """The volume the model is read from, when the model has a storage path: the node directory
+    it lives in (docs/workloads.md, "Pods"), or the configured source (a claim is always
+    attached read-only)."""
     if model is None or not model.spec.storage.path:
         return None
-    return {"name": _model_volume_name(model), "hostPath": {"path": model.spec.storage.path}}
+    volume: dict[str, Any] = {"name": _model_volume_name(model)}
+    if source.kind == HOST_PATH:
+        volume[HOST_PATH] = {"path": model.spec.storage.path}
+    elif source.kind == PERSISTENT_VOLUME_CLAIM:
+        volume[PERSISTENT_VOLUME_CLAIM] = {**source.fields, "readOnly": True}
+    else:
+        volume[source.kind] = copy.deepcopy(dict(source.fields))
+    return volume

@@ -7,14 +7,15 @@ from typing import Any
 
 from ...models import InferenceService
 from ..deployment_modes import DeploymentMode
+from ..metadata_propagation import MetadataPropagation
 from .context import ComponentContext
 from .disruption_budgets import omenative_selector
 from .metadata import (
-    LAST_APPLIED,
     MANAGED_BY,
     OWNER_LABEL,
     POD_ONLY_PREFIXES,
     common_labels,
+    copied,
     service_annotations,
     sorted_map,
     without_prefixes,
@@ -111,18 +112,23 @@ def component_service(objects: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]
 
 
 def render_entry_service(
-    isvc: InferenceService, front_service: Mapping[str, Any]
+    isvc: InferenceService,
+    front_service: Mapping[str, Any],
+    propagation: MetadataPropagation | None = None,
 ) -> dict[str, Any]:
     """Service ``<isvc>`` on port 8080 with the same selector as ``front_service`` (the component
-    Service of ``entry_component(isvc)``), targeting that Service's first port."""
+    Service of ``entry_component(isvc)``), targeting that Service's first port; the
+    InferenceService's labels and annotations as ``propagation`` copies them."""
     front_spec = front_service["spec"]
     target = front_spec["ports"][0]["targetPort"]
-    annotations = without_prefixes(isvc.metadata.annotations, POD_ONLY_PREFIXES)
-    annotations.pop(LAST_APPLIED, None)
+    propagation = propagation or MetadataPropagation()
+    copied_annotations = copied(isvc, propagation, isvc.metadata.annotations)
+    annotations = without_prefixes(copied_annotations, POD_ONLY_PREFIXES)
+    labels = copied(isvc, propagation, isvc.metadata.labels)
     metadata: dict[str, Any] = {
         "name": object_name(isvc.name),
         "namespace": isvc.namespace,
-        "labels": sorted_map(isvc.metadata.labels, {OWNER_LABEL: isvc.name}),
+        "labels": sorted_map(labels, {OWNER_LABEL: isvc.name}),
     }
     if annotations:
         metadata["annotations"] = dict(sorted(annotations.items()))
