@@ -150,3 +150,23 @@ def nested(levels: int) -> dict[str, Any]:
         tip["a"] = {}
         tip = tip["a"]
     return root
+
+
+# -- the same objects as manifest text, for tests of the readers of ``-f`` --------------------
+
+#: lastTransitionTime of every ``render`` in tests (``--now``).
+RENDER_NOW = "2026-01-01T00:00:00Z"
+MODEL_TEXT = (
+    "apiVersion: ome.io/v1beta1\nkind: ClusterBaseModel\nmetadata: {name: llama}\n"
+    "spec: {modelFormat: {name: safetensors}, modelFramework: {name: transformers}}\n"
+)
+RUNTIME_TEXT = (
+    "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: vllm}\n"
+    "spec:\n  supportedModelFormats:\n  - modelFormat: {name: safetensors}\n"
+    "    modelFramework: {name: transformers}\n    autoSelect: true\n"
+    "  engineConfig: {runner: {name: ome-container, image: 'vllm:1'}}\n"
+)
+SERVICE_TEXT = (
+    "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: svc, namespace: demo}\n"
+    "spec: {model: {name: llama}, engine: {}}\n"
+)

@@ -40,8 +40,8 @@ def test_the_wheel_holds_the_package_and_both_commands(built):
         scripts = wheel.read(entry_points).decode()
     assert "ome_operator/__init__.py" in names
     assert not any(n.startswith(("tests/", "operator/")) for n in names)
-    assert "kubectl-ome = ome_operator.cli.main:main" in scripts
-    assert "ome-operator = ome_operator.operator_command:main" in scripts
+    assert "kubectl-ome = ome_operator.console_scripts:kubectl_ome" in scripts
+    assert "ome-operator = ome_operator.console_scripts:ome_operator" in scripts
 
 
 def test_the_sdist_holds_the_source_tree(built):

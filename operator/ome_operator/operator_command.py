@@ -118,18 +118,34 @@ def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
         raise UsageError(
             f'--now "{now}" is not an RFC 3339 time, e.g. 2026-01-01T00:00:00Z'
         ) from None
-    from .cli.render import denied, format_report, render_report
-    from .cluster.manifests import load_manifests
+    from .cli.render import denied, format_report, is_ome, render_report
+    from .cluster.manifests import read_stored_manifests
 
-    report = render_report(load_manifests(args.filenames, stdin), now=now)
+    def warn(line: object) -> None:
+        stderr.write(f"{line}\n")
+
+    found, notes = read_stored_manifests(args.filenames, stdin, "default", checked=is_ome)
+    for note in notes:
+        warn(note)
+    objects, sources = [obj for _, obj in found], [where for where, _ in found]
+    report = render_report(objects, now=now, sources=sources, warn=warn)
     stdout.write(format_report(report, args.output))
     refused = denied(report)
-    if args.fail_on_denied and refused:
-        total = len(report["items"])
-        stderr.write(f"render: admission denies {len(refused)} of {total} InferenceServices: ")
-        stderr.write(", ".join(refused) + "\n")
+    unserved = [note.where for note in notes if note.looks_ome]
+    if args.fail_on_denied and (refused or unserved):
+        if refused:
+            total = len(report["items"])
+            stderr.write(f"render: admission denies {len(refused)} of {total} InferenceServices: ")
+            stderr.write(", ".join(refused) + "\n")
+        if unserved:
+            stderr.write(f"render: {_objects(len(unserved))} of a kind the ome.io CRDs do not ")
+            stderr.write("serve: " + ", ".join(unserved) + "\n")
         return DENIED_EXIT
     return 0
+
+
+def _objects(count: int) -> str:
+    return f"{count} object" if count == 1 else f"{count} objects"
 
 
 def _errors() -> Errors:

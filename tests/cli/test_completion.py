@@ -34,6 +34,12 @@ IMPERSONATION = ("--as", "--as-uid", "--as-group", "--as-user-extra", "--request
 EXPLAIN_VALUED = ("--isvc", "--model", "--ome-namespace", "-o", "--output")
 EFFECTIVE_VALUED = ("--ome-namespace", "-o", "--output")
 FILES = ("-f", "--filename")
+FORMATS = ("wide", "json", "yaml", "name", "jsonpath=")
+IMPACT_FORMATS = ("json", "yaml", "name", "jsonpath=")
+
+
+def outputs(words: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return (("-o", words), ("--output", words))
 
 
 #: The connection flags in declaration order, the two store_true ones among them.
@@ -63,16 +69,19 @@ TREE = [
             "--all-namespaces",
             "-o",
             "--output",
+            "--no-headers",
             *CONNECTION_FLAGS,
         ),
         (*EXPLAIN_VALUED, *VALUED_CONNECTION),
+        outputs(FORMATS),
     ),
     CommandNode(
         "runtime effective",
         (),
         (),
-        (*HELP, *EFFECTIVE_VALUED, *CONNECTION_FLAGS),
+        (*HELP, *EFFECTIVE_VALUED, "--no-headers", *CONNECTION_FLAGS),
         (*EFFECTIVE_VALUED, *VALUED_CONNECTION),
+        outputs(FORMATS),
     ),
     CommandNode(
         "runtime impact",
@@ -86,11 +95,13 @@ TREE = [
             "--all-namespaces",
             "-o",
             "--output",
+            "--no-headers",
             "--fail-on-change",
             *CONNECTION_FLAGS[: -len(FILES)],
             "--state",
         ),
         (*FILES, "--delete", "-o", "--output", *VALUED_CONNECTION[: -len(FILES)], "--state"),
+        outputs(IMPACT_FORMATS),
     ),
     CommandNode("version", (), (), HELP, ()),
     CommandNode("completion", (), ("bash", "zsh"), HELP, ()),
@@ -116,6 +127,14 @@ CASES = [
         id="flag values are skipped",
     ),
     pytest.param(["runtime", "explain", "-f", ""], None, id="a flag's value is left to the shell"),
+    pytest.param(
+        ["runtime", "explain", "-o", ""],
+        "wide json yaml name jsonpath=",
+        id="-o completes to the output formats",
+    ),
+    pytest.param(
+        ["runtime", "impact", "--output", "j"], "json jsonpath=", id="impact's formats by prefix"
+    ),
     pytest.param(
         ["runtime", "explain", "--isvc", "runtime", "--m"], "--model", id="a value is no command"
     ),
@@ -233,6 +252,9 @@ def test_zsh_completes(
         pytest.param(["runtime", "ex"], "explain\n:4\n", id="completions, no file names"),
         pytest.param(["runtime", ""], "explain\neffective\nimpact\n:4\n", id="one a line"),
         pytest.param(["runtime", "explain", "-f", ""], ":0\n", id="a value: file names"),
+        pytest.param(
+            ["runtime", "effective", "-o", "y"], "yaml\n:4\n", id="an output format, no file names"
+        ),
     ],
 )
 def test_the_bash_script_run_as_kubectl_complete_ome_answers_kubectl(

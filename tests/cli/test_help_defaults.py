@@ -27,8 +27,9 @@ def help_text(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
                 "installed (default: ome)",
                 "--request-timeout REQUEST_TIMEOUT The length of time to wait before giving up "
                 "on a single server request (default: 0)",
-                "Output format: table, wide (ties marked), json or yaml (every row, reasons "
-                "whole) (default: table) ",
+                "Output format. One of: (wide, json, yaml, name, jsonpath); jsonpath=TEMPLATE "
+                "as kubectl's (default: table) --no-headers When using the default or wide "
+                "output format, don't print headers",
                 "--with-effective Append bounded effective context for --isvc (auto scan: "
                 "1,000 items/2 pages) -A",
                 "--as-group AS_GROUPS Group to impersonate for the operation (repeatable) --as",
@@ -40,7 +41,8 @@ def help_text(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
             [
                 "--ome-namespace OME_NAMESPACE Namespace where the OME control plane is "
                 "installed (default: ome)",
-                "Output format: table, wide, json or yaml (default: table) ",
+                "Output format. One of: (wide, json, yaml, name, jsonpath); jsonpath=TEMPLATE "
+                "as kubectl's (default: table) ",
                 "single server request (default: 0)",
             ],
             id="effective",

@@ -124,7 +124,7 @@ def test_a_state_object_that_does_not_parse_is_left_out_with_a_warning(
     assert code == 0 and "odd" not in out
     assert err.splitlines() == [
         'Warning: InferenceService "team-a/odd" is invalid: spec.engine: must be an object '
-        '(got "x"); left out, as the operator leaves it out',
+        '(got "x"); it is ignored until it changes',
         "2 of 3 InferenceServices change runtime",
     ]
 
@@ -161,7 +161,8 @@ def test_a_state_object_that_does_not_parse_is_left_out_with_a_warning(
         ),
         pytest.param(
             ("--delete", "ClusterServingRuntime/rt-a", "-o", "wide"),
-            'error: unknown output format "wide": use one of table, json, yaml',
+            'error: unable to match a printer suitable for the output format "wide", allowed '
+            "formats are: json,jsonpath,name,yaml",
             id="an unknown output format",
         ),
     ],

@@ -117,11 +117,12 @@ def test_the_launcher_runs_the_console_script_of_the_package() -> None:
 def fake_archive(root: pathlib.Path, python_version: str) -> pathlib.Path:
     """An unpacked archive whose lib/ holds a stand-in package, linked from bin/ as krew does."""
     store, bin_dir = root / "store", root / "bin"
-    main = store / "lib" / "ome_operator" / "cli" / "main.py"
-    main.parent.mkdir(parents=True)
-    for package in (main.parent, main.parent.parent):
-        (package / "__init__.py").write_text("")
-    main.write_text("import sys\n\ndef main():\n    print('lib', *sys.argv[1:])\n    return 0\n")
+    entry = store / "lib" / "ome_operator" / "console_scripts.py"
+    entry.parent.mkdir(parents=True)
+    (entry.parent / "__init__.py").write_text("")
+    entry.write_text(
+        "import sys\n\ndef kubectl_ome():\n    print('lib', *sys.argv[1:])\n    return 0\n"
+    )
     (store / "kubectl-ome").write_text(build_archives()._launcher(python_version))
     bin_dir.mkdir()
     (bin_dir / "kubectl-ome").symlink_to(store / "kubectl-ome")

@@ -1,5 +1,6 @@
-"""What scripts read from the CLIs: ``explain -o json|yaml`` (every row as data, reasons whole),
-``version``, and the help of a command given without its subcommand."""
+"""What scripts read from the CLIs: ``-o json|yaml`` (every row as data, reasons whole),
+kubectl's ``-o name``, ``-o jsonpath=`` and ``--no-headers`` on every table, one wording for a
+bad ``-o``, ``version``, and the help of a command given without its subcommand."""
 
 from __future__ import annotations
 
@@ -85,9 +86,6 @@ def test_explain_prints_every_row_as_data(output, namespace, runtimes):
     ("argv", "message"),
     [
         pytest.param(
-            ("-o", "name"), 'unknown output format "name": use one of table, wide, json, yaml'
-        ),
-        pytest.param(
             ("-o", "json", "--with-effective"),
             "--with-effective prints a table: it cannot be used with -o",
         ),
@@ -132,3 +130,211 @@ def test_version(command, program):
 def test_a_bare_command_prints_its_help(command, argv, usage):
     code, out, err = run(command, *argv)
     assert (code, out.splitlines()[0], err) == (0, usage, "")
+
+
+# --- kubectl's printers on every table command ---------------------------------------------
+
+EXPLAIN_MIGRATION = ("runtime", "explain", "--isvc", "llama-3-70b", "-n", "llama-migration")
+EXPLAIN_EVERYWHERE = ("runtime", "explain", "--isvc", "llama-3-70b", "-A")
+EFFECTIVE = ("runtime", "effective", "llama-3-70b", "-n", "llama-migration")
+IMPACT = (
+    "runtime",
+    "impact",
+    "-A",
+    "--delete",
+    "ClusterServingRuntime/srt-llama-3-3-70b-instruct-multinode",
+)
+IMPACT_SUMMARY = "1 of 5 InferenceServices change runtime\n"
+OMENATIVE, MULTINODE, MANUAL = (
+    "srt-llama-3-3-70b-instruct-omenative",
+    "srt-llama-3-3-70b-instruct-multinode",
+    "srt-llama-3-3-70b-instruct-manual",
+)
+
+
+def _samples(command: tuple[str, ...]) -> tuple[str, ...]:
+    return (*command, "--state" if "impact" in command else "-f", str(SAMPLES))
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "expected", "summary"),
+    [
+        pytest.param(
+            EXPLAIN_MIGRATION,
+            "name",
+            f"servingruntime.ome.io/{OMENATIVE}\n"
+            f"clusterservingruntime.ome.io/{MULTINODE}\n"
+            f"clusterservingruntime.ome.io/{MANUAL}\n",
+            "",
+            id="explain -o name gives every row's runtime as kind.group/name",
+        ),
+        pytest.param(
+            EXPLAIN_EVERYWHERE,
+            "name",
+            f"clusterservingruntime.ome.io/{MANUAL}\n"
+            f"clusterservingruntime.ome.io/{MULTINODE}\n"
+            f"servingruntime.ome.io/{OMENATIVE}\n"
+            f"clusterservingruntime.ome.io/{MULTINODE}\n"
+            f"clusterservingruntime.ome.io/{MANUAL}\n",
+            "",
+            id="explain -A -o name gives every namespace's rows in turn",
+        ),
+        pytest.param(
+            EFFECTIVE,
+            "name",
+            "inferenceservice.ome.io/llama-3-70b\n",
+            "",
+            id="effective -o name gives the InferenceService",
+        ),
+        pytest.param(
+            IMPACT,
+            "name",
+            "inferenceservice.ome.io/llama-3-70b-named-runtime\n",
+            IMPACT_SUMMARY,
+            id="impact -o name gives the InferenceServices that move",
+        ),
+        pytest.param(
+            EXPLAIN_MIGRATION,
+            'jsonpath={range .runtimes[*]}{.name}{"\\t"}{.compatible}{"\\n"}{end}',
+            f"{OMENATIVE}\ttrue\n{MULTINODE}\ttrue\n{MANUAL}\tfalse\n",
+            "",
+            id="explain -o jsonpath reads the document -o json prints",
+        ),
+        pytest.param(
+            EXPLAIN_EVERYWHERE,
+            "jsonpath={.items[*].namespace}",
+            "llama-demo llama-migration",
+            "",
+            id="explain -A -o jsonpath reads the list",
+        ),
+        pytest.param(
+            EFFECTIVE,
+            "jsonpath={.views.live.runtime.kind}/{.views.live.runtime.name}",
+            f"ServingRuntime/{OMENATIVE}",
+            "",
+            id="effective -o jsonpath reads the report",
+        ),
+        pytest.param(
+            IMPACT,
+            'jsonpath={range .items[*]}{.namespace}/{.name} {.before}{"\\n"}{end}',
+            f"llama-demo/llama-3-70b-named-runtime CSR/{MULTINODE}\n",
+            IMPACT_SUMMARY,
+            id="impact -o jsonpath reads the impact",
+        ),
+    ],
+)
+def test_name_and_jsonpath(command, output, expected, summary):
+    assert run(main, *_samples(command), "-o", output) == (0, expected, summary)
+
+
+def _headers_left_out(command: tuple[str, ...], *options: str) -> tuple[str, str]:
+    _, table, _ = run(main, *_samples(command), *options)
+    _, bare, _ = run(main, *_samples(command), *options, "--no-headers")
+    return table, bare
+
+
+@pytest.mark.parametrize(
+    ("command", "options", "header"),
+    [
+        pytest.param(EXPLAIN_MIGRATION, (), "RUNTIME ", id="explain"),
+        pytest.param(EXPLAIN_MIGRATION, ("-o", "wide"), "RUNTIME ", id="explain -o wide"),
+        pytest.param(EFFECTIVE, (), "SCOPE ", id="effective"),
+        pytest.param(EFFECTIVE, ("-o", "wide"), "SCOPE ", id="effective -o wide"),
+        pytest.param(IMPACT, (), "NAMESPACE ", id="impact"),
+    ],
+)
+def test_no_headers_leaves_out_the_header_line_only(command, options, header):
+    table, bare = _headers_left_out(command, *options)
+    lines = table.splitlines()
+    assert lines[0].startswith(header)
+    assert [line.split() for line in bare.splitlines()] == [line.split() for line in lines[1:]]
+
+
+def test_no_headers_with_all_namespaces_keeps_the_namespace_lines():
+    _, bare = _headers_left_out(EXPLAIN_EVERYWHERE)
+    assert [line for line in bare.splitlines() if not line.startswith("srt-")] == [
+        "Namespace: llama-demo",
+        "",
+        "Namespace: llama-migration",
+    ]
+
+
+def test_no_headers_with_the_effective_context_leaves_out_both_headers():
+    _, bare = _headers_left_out(EXPLAIN_MIGRATION, "--with-effective")
+    assert [line.split()[0] for line in bare.splitlines() if line] == [
+        "srt-llama-3-3-70b-instruct-omenative",
+        "srt-llama-3-3-70b-instruct-multinode",
+        "srt-llama-3-3-70b-instruct-manual",
+        "Effective",
+        *["Service"] * 2,
+        *["Source"] * 2,
+        "Service",
+        *["Live"] * 4,
+        *["Active"] * 4,
+        *["Service"] * 6,
+    ]
+
+
+ALLOWED = "json,jsonpath,name,wide,yaml"
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "message"),
+    [
+        pytest.param(
+            EXPLAIN_MIGRATION,
+            "yamll",
+            'unable to match a printer suitable for the output format "yamll", '
+            f"allowed formats are: {ALLOWED}",
+            id="explain: kubectl's words for an unknown format",
+        ),
+        pytest.param(
+            EXPLAIN_EVERYWHERE,
+            "csv",
+            'unable to match a printer suitable for the output format "csv", '
+            f"allowed formats are: {ALLOWED}",
+            id="explain -A: the same words",
+        ),
+        pytest.param(
+            EFFECTIVE,
+            "yamll",
+            'unable to match a printer suitable for the output format "yamll", '
+            f"allowed formats are: {ALLOWED}",
+            id="effective: the same words",
+        ),
+        pytest.param(
+            IMPACT,
+            "wide",
+            'unable to match a printer suitable for the output format "wide", '
+            "allowed formats are: json,jsonpath,name,yaml",
+            id="impact: the same words, its own formats (no wide)",
+        ),
+        pytest.param(
+            EXPLAIN_MIGRATION,
+            "name=x",
+            'unable to match a printer suitable for the output format "name=x", '
+            f"allowed formats are: {ALLOWED}",
+            id="only jsonpath takes =",
+        ),
+        pytest.param(
+            EXPLAIN_MIGRATION,
+            "jsonpath",
+            "template format specified but no template given",
+            id="explain: jsonpath without its template",
+        ),
+        pytest.param(
+            EFFECTIVE,
+            "jsonpath=",
+            "template format specified but no template given",
+            id="effective: jsonpath with an empty template",
+        ),
+        pytest.param(
+            IMPACT,
+            "jsonpath={range .items[*]}{.name}",
+            "error parsing jsonpath {range .items[*]}{.name}, unclosed range: {end} is missing",
+            id="impact: a template that does not parse",
+        ),
+    ],
+)
+def test_a_bad_output_is_refused_in_one_wording(command, output, message):
+    assert run(main, *_samples(command), "-o", output) == (1, "", f"error: {message}\n")

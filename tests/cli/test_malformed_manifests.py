@@ -7,27 +7,17 @@ from __future__ import annotations
 import io
 
 import pytest
+import yaml
 
 from ome_operator import operator_command
 from ome_operator.cli import main as kubectl_ome
 from ome_operator.cli.commands import Parser, run_command
+from tests.builders import MODEL_TEXT as MODEL
+from tests.builders import RENDER_NOW as NOW
+from tests.builders import RUNTIME_TEXT as RUNTIME
+from tests.builders import SERVICE_TEXT as SERVICE
 from tests.builders import isvc_manifest
 
-NOW = "2026-01-01T00:00:00Z"
-MODEL = (
-    "apiVersion: ome.io/v1beta1\nkind: ClusterBaseModel\nmetadata: {name: llama}\n"
-    "spec: {modelFormat: {name: safetensors}, modelFramework: {name: transformers}}\n"
-)
-RUNTIME = (
-    "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: vllm}\n"
-    "spec:\n  supportedModelFormats:\n  - modelFormat: {name: safetensors}\n"
-    "    modelFramework: {name: transformers}\n    autoSelect: true\n"
-    "  engineConfig: {runner: {name: ome-container, image: vllm:1}}\n"
-)
-SERVICE = (
-    "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: svc, namespace: demo}\n"
-    "spec: {model: {name: llama}, engine: {}}\n"
-)
 #: The path the models name for a value nested over their limit of 100 levels under spec.x.
 TOO_DEEP_AT = "spec.x" + "[0]" * 98
 
@@ -66,34 +56,63 @@ FRONT_DOORS = [
 ]
 
 
+#: InferenceServices that do not parse: ``explain`` and ``effective`` are asked about them
+#: and stop; ``render`` denies them as the webhook would (``test_render_denies_...``).
+UNPARSEABLE_SERVICES = [
+    pytest.param(
+        isvc_json(5_000),
+        f'InferenceService "demo/svc" is invalid: {TOO_DEEP_AT}: nested more than 100 '
+        "levels deep (the limit is 100)",
+        id="an InferenceService nested 5,000 levels deep (JSON)",
+    ),
+    pytest.param(
+        isvc_json(9_998),
+        f'InferenceService "demo/svc" is invalid: {TOO_DEEP_AT}: nested more than 100 '
+        "levels deep (the limit is 100)",
+        id="as deep as an API server stores (10,000 levels)",
+    ),
+    pytest.param(
+        MODEL + "---\n" + SERVICE.replace("spec: {", "spec: {x: " + "[" * 600 + "]" * 600 + ", "),
+        f'InferenceService "demo/svc" is invalid: {TOO_DEEP_AT}: nested more than 100 '
+        "levels deep (the limit is 100)",
+        id="an InferenceService nested 600 levels deep (YAML)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("front_door", "command"), FRONT_DOORS[1:])
+@pytest.mark.parametrize(("stdin", "message"), UNPARSEABLE_SERVICES)
+def test_explain_and_effective_stop_on_the_inference_service_they_are_asked_about(
+    front_door, command, stdin, message
+):
+    assert front_door(stdin, *command) == (1, "", f"error: {message}\n")
+
+
+@pytest.mark.parametrize(("stdin", "message"), UNPARSEABLE_SERVICES)
+def test_render_denies_an_inference_service_that_does_not_parse(stdin, message):
+    code, out, err = render(stdin)
+
+    assert (code, err) == (0, "")
+    assert yaml.safe_load(out)["items"] == [
+        {
+            "inferenceService": {"namespace": "demo", "name": "svc"},
+            "admission": {"allowed": False, "message": message, "warnings": []},
+            "objects": [],
+            "status": {},
+            "events": [],
+            "logs": [],
+        }
+    ]
+
+
 @pytest.mark.parametrize(("front_door", "command"), FRONT_DOORS)
 @pytest.mark.parametrize(
     ("stdin", "message"),
     [
         pytest.param(
-            isvc_json(5_000),
-            f'InferenceService "demo/svc" is invalid: {TOO_DEEP_AT}: nested more than 100 '
-            "levels deep (the limit is 100)",
-            id="an InferenceService nested 5,000 levels deep (JSON)",
-        ),
-        pytest.param(
-            isvc_json(9_998),
-            f'InferenceService "demo/svc" is invalid: {TOO_DEEP_AT}: nested more than 100 '
-            "levels deep (the limit is 100)",
-            id="as deep as an API server stores (10,000 levels)",
-        ),
-        pytest.param(
             isvc_json(9_999),
             "error parsing STDIN: document 1 is nested more than 10000 levels deep",
             id="deeper than an API server stores",
-        ),
-        pytest.param(
-            MODEL
-            + "---\n"
-            + SERVICE.replace("spec: {", "spec: {x: " + "[" * 600 + "]" * 600 + ", "),
-            f'InferenceService "demo/svc" is invalid: {TOO_DEEP_AT}: nested more than 100 '
-            "levels deep (the limit is 100)",
-            id="an InferenceService nested 600 levels deep (YAML)",
         ),
         pytest.param(
             MODEL + "---\n" + SERVICE.replace("kind: InferenceService", "kind: [InferenceService]"),
@@ -116,39 +135,44 @@ def test_a_malformed_manifest_is_one_error(front_door, command, stdin, message):
     [
         pytest.param(
             MODEL + "---\n" + SERVICE.replace("name: svc,", "name: [1],"),
-            'InferenceService "demo/" is invalid: metadata.name: must be a string (got [1])',
+            "STDIN: document 2: metadata.name: must be a string (got [1])",
             id="an InferenceService whose name is a list",
         ),
         pytest.param(
             SERVICE + "---\napiVersion: apps/v1\nkind: Deployment\n"
             "metadata: {name: svc-engine, namespace: demo}\nstatus: true\n",
-            'Deployment "demo/svc-engine" is invalid: status: must be an object (got true)',
+            'STDIN: document 2: Deployment "demo/svc-engine" is invalid: status: must be an '
+            "object (got true)",
             id="cluster state whose status is not a mapping",
         ),
         pytest.param(
             SERVICE + "---\napiVersion: ome.io/v1beta1\nkind: InferenceReplica\n"
             "metadata: {name: svc-engine, namespace: demo, labels: {component: [engine]}}\n"
             "status: {conditions: [Ready]}\n",
-            'InferenceReplica "demo/svc-engine" is invalid: metadata.labels.component: must be '
+            'STDIN: document 2: InferenceReplica "demo/svc-engine" is invalid: '
+            "metadata.labels.component: must be "
             'a string (got ["engine"]); status.conditions[0]: must be an object (got "Ready")',
             id="cluster state with labels and conditions of the wrong shape, all named",
         ),
         pytest.param(
             SERVICE.replace("engine: {}}", "engine: {}}\nstatus: {conditions: x}"),
-            'InferenceService "demo/svc" is invalid: status.conditions: must be a list (got "x")',
+            'STDIN: document 1: InferenceService "demo/svc" is invalid: status.conditions: must '
+            'be a list (got "x")',
             id="an InferenceService whose status conditions are not a list",
         ),
         pytest.param(
             SERVICE + "---\napiVersion: apps/v1\nkind: Deployment\n"
             "metadata: {name: old}\nspec: " + "[" * 3_000 + "]" * 3_000 + "\n",
-            'Deployment "old" is invalid: spec' + "[0]" * 99 + ": nested more than 100 levels "
+            'STDIN: document 2: Deployment "old" is invalid: spec'
+            + "[0]" * 99
+            + ": nested more than 100 levels "
             "deep (the limit is 100)",
             id="cluster state nested 3,000 levels deep",
         ),
     ],
 )
 def test_render_refuses_what_an_api_server_could_not_have_stored(stdin, message):
-    assert render(stdin) == (1, "", f"error: {message}\n")
+    assert render(stdin) == (1, "", f"error: error parsing {message}\n")
 
 
 @pytest.mark.parametrize(

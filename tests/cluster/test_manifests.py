@@ -251,7 +251,7 @@ def deep_yaml(levels: int) -> str:
             id="a list item whose kind is a mapping",
         ),
         pytest.param(
-            HEADER + "a: " + "[" * 30 + "]" * 30 + "\nkind: [" + "[" * 30 + "]" * 30 + "]\n",
+            "apiVersion: v1\na: " + "[" * 30 + "]" * 30 + "\nkind: [" + "[" * 30 + "]" * 30 + "]\n",
             "error parsing x.yaml: document 1: kind: must be a string (got a deeply nested list)",
             id="a deep value is shown by its shape",
         ),

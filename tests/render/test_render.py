@@ -343,23 +343,6 @@ def test_the_migrated_runtime_gives_pods_the_ome_variables_and_no_lws_ones() -> 
         ),
         pytest.param(
             ("-f", "-"),
-            "apiVersion: ome.io/v1beta1\nkind: InferenceService\n"
-            "metadata: {name: llama, namespace: demo}\n"
-            "spec:\n  model: {name: llama}\n  engine:\n    minReplicas: two\n",
-            'InferenceService "demo/llama" is invalid: spec.engine.minReplicas: '
-            'must be an integer (got "two")',
-            id="a malformed InferenceService names the field and the value",
-        ),
-        pytest.param(
-            ("-f", "-"),
-            "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: rt}\n"
-            "spec:\n  supportedModelFormats: {}\n",
-            'ClusterServingRuntime "rt" is invalid: spec.supportedModelFormats: '
-            "must be a list (got {})",
-            id="a malformed runtime names the field and the value",
-        ),
-        pytest.param(
-            ("-f", "-"),
             "apiVersion: v1\nkind: ConfigMap\n"
             "metadata: {name: inferenceservice-config, namespace: ome}\n"
             'data:\n  deploy: \'{"defaultDeploymentMode": "OMENative"}\'\n',

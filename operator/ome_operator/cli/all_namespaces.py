@@ -4,7 +4,9 @@ namespace.
 The InferenceServices are listed once across namespaces through the same ObjectReader (a
 cluster or ``-f`` manifests), at most 1,000 like the runtimes (S12.4); each namespace that has
 one named NAME is then explained as ``-n <namespace>`` explains it, in namespace order: a table
-after a ``Namespace: <namespace>`` line, or one item of a ``RuntimeExplanationList``.
+after a ``Namespace: <namespace>`` line, or one item of a ``RuntimeExplanationList``
+(``-o name`` prints every namespace's runtimes in turn; ``--no-headers`` leaves out the
+tables' headers, not the ``Namespace:`` lines).
 
 A namespace that cannot be explained (its model missing, a malformed runtime...) does not stop
 the others: its error prints last on stderr as ``error: namespace "<namespace>": <message>``
@@ -68,7 +70,7 @@ def named_everywhere(reader: ObjectReader, name: str) -> list[tuple[str, dict[st
 
 
 def explain_all_namespaces(
-    request: ExplainRequest, reader: ObjectReader, stdout: TextIO, stderr: TextIO, width: int
+    request: ExplainRequest, reader: ObjectReader, stdout: TextIO, stderr: TextIO
 ) -> int:
     """Print every namespace's explanation; 1 when some namespace could not be explained."""
     name = request.isvc or ""
@@ -79,7 +81,7 @@ def explain_all_namespaces(
         try:
             isvc = require_model(from_manifest(manifest), name)
             one = explain(request, reader, namespace, isvc, note)
-            text = explanation_text(one, reader, width) if request.tabular else ""
+            text = explanation_text(one, reader) if request.tabular else ""
         except _NAMESPACE_ERRORS as exc:
             errors.append(f'error: namespace "{namespace}": {exc}')
             continue
@@ -89,7 +91,7 @@ def explain_all_namespaces(
     else:
         items = [one.document() for one, _ in explained]
         document = {"apiVersion": API_VERSION, "kind": "RuntimeExplanationList", "items": items}
-        stdout.write(formatted(document, request.output))
+        stdout.write(formatted(document, request.format))
     for error in errors:
         print(error, file=stderr)
     return 1 if errors else 0

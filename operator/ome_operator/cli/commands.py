@@ -3,9 +3,17 @@
 Errors never leave as tracebacks: a known error prints ``error: <message>`` on stderr and the
 command exits 1; a usage error exits ``usage_status`` (kubectl-ome: 1, S12.3; ome-operator: 2,
 argparse's). A reader that closes the pipe (``| head -1``) ends the command quietly (141, as
-SIGPIPE would); Ctrl-C exits 130, also without a traceback. Anything else is a bug: it prints
+SIGPIPE would); Ctrl-C exits 130, also without a traceback (``console_scripts`` handles it
+from the process's start). Anything else is a bug: it prints
 ``error: internal error: <type>: <message>`` and exits 1 (the fuzz suite asserts it never
 happens), rather than a traceback.
+
+A closed pipe is 141 however much was written: as the process's command, stdout writes through
+``_WholeWrites``. Python's own stdout loses the rest of a write silently when the reader leaves
+during it: write(2) of more than the pipe holds then returns short, without an error, and
+``TextIOWrapper`` ignores the count its buffer returns (a large document piped to ``head -1``
+exited 0). Output is flushed before the command returns, so that an error in the last flush is
+a closed pipe like any other, not one the interpreter reports at exit.
 
 Run as the process's own command (the console scripts: no ``argv`` given), a command keeps
 what it allocates till it exits, so the cyclic collector would mostly walk live objects: it
@@ -14,15 +22,26 @@ allocated is frozen out of it (``gc.freeze``), so that the interpreter exits wit
 every object once more. That took 27 of the 160 ms ``kubectl ome runtime explain -f`` ran, and
 0.3 of the 3 s of ``ome-operator render`` of 5,000 InferenceServices. ``ome-operator run``,
 which lives on, collects as usual (``collect_as_usual``). Nothing is left unflushed. Nor does
-such a command let pydantic look for plugins it would not use.
+such a command let pydantic look for plugins it would not use, nor import what looking for
+them takes (``_plugin_loader_without_metadata``).
+
+Where the rest of the time goes (``explain -f`` of the samples, measured in phases on a loaded
+2-core machine): about half is importing pydantic, pydantic-core and PyYAML (pydantic-core's
+schema types are hundreds of TypedDicts; PyYAML compiles its regular expressions at import),
+30% importing this project's modules (half of that is pydantic making the models' classes,
+much of the rest the core's dataclasses and the parser of every subcommand), 7% building the
+two validators ``explain`` uses, 6% reading and selecting, 9% the interpreter's own start.
+The first half alone is about 1.3 times kubectl's whole run (``tests/bench/cli.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import io
 import os
 import sys
+import types
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
@@ -41,6 +60,10 @@ Errors = tuple[type[Exception], ...]
 #: The collector's thresholds while a command runs as its process, and the interpreter's own.
 _COMMAND_THRESHOLDS = (100_000, 10, 10)
 _USUAL_THRESHOLDS = gc.get_threshold()
+#: The values of ``PYDANTIC_DISABLE_PLUGINS`` with which pydantic loads no plugin at all.
+_NO_PLUGINS = ("__all__", "1", "true")
+#: pydantic's module that finds plugins; its ``get_plugins`` is all pydantic imports of it.
+_PLUGIN_LOADER = "pydantic.plugin._loader"
 
 
 class UsageError(ValueError):
@@ -103,13 +126,40 @@ def run_command(
     """Parse ``argv`` and run; ``errors`` print as ``error: ...`` (exit 1), a UsageError too
     (exit ``usage_status``). ``errors`` may be a function, called once a command failed: a
     command that does not fail needs not import them."""
-    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     process = argv is None  # the process's own command line: it exits next
     if process:
         gc.set_threshold(*_COMMAND_THRESHOLDS)
         # pydantic looks for plugins (every installed distribution's entry points) when it
         # builds its first validator: 11 ms of a 130 ms command, for plugins nothing here uses.
-        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        if os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__") in _NO_PLUGINS:
+            _plugin_loader_without_metadata()
+        if stdout is None:
+            sys.stdout = _whole_writes(sys.stdout)
+    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    try:
+        status = _status(parser, run, argv, errors, usage_status, (stdin, stdout, stderr))
+        stdout.flush()
+        return status
+    except BrokenPipeError:
+        _silence(stdout)
+        return 141
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if process:
+            gc.freeze()
+
+
+def _status(
+    parser: argparse.ArgumentParser,
+    run: Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int],
+    argv: Sequence[str] | None,
+    errors: Errors | Callable[[], Errors],
+    usage_status: int,
+    streams: tuple[TextIO, TextIO, TextIO],
+) -> int:
+    """The command's exit status; a closed pipe and Ctrl-C go on to ``run_command``."""
+    stdin, stdout, stderr = streams
     try:
         return run(parser.parse_args(argv), stdin, stdout, stderr)
     except BareCommand as bare:
@@ -119,19 +169,25 @@ def run_command(
         print(f"error: {exc}", file=stderr)
         return usage_status
     except BrokenPipeError:
-        _silence(stdout)
-        return 141
-    except KeyboardInterrupt:
-        return 130
+        raise
     except Exception as exc:
         if isinstance(exc, errors() if callable(errors) else errors):
             print(f"error: {exc}", file=stderr)
         else:  # a bug: still one line, not a traceback
             print(f"error: internal error: {type(exc).__name__}: {_one_line(exc)}", file=stderr)
         return 1
-    finally:
-        if process:
-            gc.freeze()
+
+
+def _plugin_loader_without_metadata() -> None:
+    """pydantic's plugin loader, for a process in which plugins are disabled: the module
+    imports ``importlib.metadata`` (with email, socket, zipfile: 14 of 250 ms
+    ``kubectl ome runtime explain -f`` took) before it reads that no plugin is wanted. This
+    one answers as it does then (no plugin) without that import; pydantic imports it when
+    it builds its first validator."""
+    if _PLUGIN_LOADER not in sys.modules:
+        loader = types.ModuleType(_PLUGIN_LOADER, "No pydantic plugin: they are disabled.")
+        loader.get_plugins = tuple  # type: ignore[attr-defined]
+        sys.modules[_PLUGIN_LOADER] = loader
 
 
 def collect_as_usual() -> None:
@@ -142,6 +198,47 @@ def collect_as_usual() -> None:
 def _one_line(exc: Exception) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+class _WholeWrites(io.RawIOBase):
+    """A file descriptor whose ``write`` writes everything or raises (BrokenPipeError when
+    the reader has gone): it writes again after a short write, which then fails."""
+
+    def __init__(self, descriptor: int) -> None:
+        super().__init__()
+        self._descriptor = descriptor
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._descriptor
+
+    def isatty(self) -> bool:
+        return os.isatty(self._descriptor)
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        view = memoryview(data).cast("B")
+        total = view.nbytes
+        while view.nbytes:
+            view = view[os.write(self._descriptor, view) :]
+        return total
+
+
+def _whole_writes(stdout: TextIO) -> TextIO:
+    """``stdout`` writing through ``_WholeWrites``, with its encoding and buffering; itself
+    when it has no file descriptor."""
+    try:
+        descriptor = stdout.fileno()
+        stdout.flush()
+    except (AttributeError, OSError, ValueError):
+        return stdout
+    return io.TextIOWrapper(
+        io.BufferedWriter(_WholeWrites(descriptor)),
+        encoding=stdout.encoding,
+        errors=stdout.errors,
+        line_buffering=stdout.line_buffering,
+    )
 
 
 def _silence(stdout: TextIO) -> None:

@@ -5,7 +5,8 @@ The parser is the one source of the words: a script holds, for every command pat
 arguments, its flags and the flags that take a value. The shell walks the words typed so far
 with that table, skipping flag values, and offers the subcommands (or positional choices) of
 the command reached, or its flags when the word starts with ``-`` or nothing else is left.
-Values of flags are left to the shell (file names).
+A flag's value completes to the words ``offer`` gave its action (``-o``: the output formats),
+else it is left to the shell (file names).
 
 The bash script also answers kubectl's plugin completion: run as an executable named
 ``kubectl_complete-ome`` (kubectl 1.26+ calls it with the words after ``kubectl ome``), it
@@ -19,12 +20,12 @@ import argparse
 import re
 from dataclasses import dataclass
 
-__all__ = ["SHELLS", "CommandNode", "command_tree", "completion_script"]
+__all__ = ["SHELLS", "CommandNode", "command_tree", "completion_script", "offer"]
 
 #: The shells ``completion`` writes a script for.
 SHELLS = ("bash", "zsh")
 #: Words go unquoted into ``case`` lists and ``compgen -W``: nothing a shell would expand.
-_WORD = re.compile(r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_WORD = re.compile(r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*=?$")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,15 @@ class CommandNode:
     values: tuple[str, ...]  #: the choices of its positional arguments
     flags: tuple[str, ...]  #: every option string
     valued: tuple[str, ...]  #: the option strings that take a value
+    #: ``(option string, words)``: what the value of an option completes to
+    offered: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def offer(action: argparse.Action, words: tuple[str, ...]) -> argparse.Action:
+    """Complete ``action``'s value to ``words`` (as argcomplete's ``completer``, an attribute of
+    the action: argparse has no place for it)."""
+    action.completions = words  # type: ignore[attr-defined]
+    return action
 
 
 def command_tree(parser: argparse.ArgumentParser) -> list[CommandNode]:
@@ -50,6 +60,7 @@ def _walk(parser: argparse.ArgumentParser, path: str, nodes: list[CommandNode]) 
     values: list[str] = []
     flags: list[str] = []
     valued: list[str] = []
+    offered: list[tuple[str, tuple[str, ...]]] = []
     children: list[tuple[str, argparse.ArgumentParser]] = []
     for action in parser._actions:
         if action.help == argparse.SUPPRESS:  # hidden from the help, so from completion too
@@ -61,9 +72,12 @@ def _walk(parser: argparse.ArgumentParser, path: str, nodes: list[CommandNode]) 
             flags.extend(action.option_strings)
             if action.nargs != 0:
                 valued.extend(action.option_strings)
+            words = getattr(action, "completions", ())
+            offered.extend((option, words) for option in action.option_strings if words)
         elif action.choices:
             values.extend(str(choice) for choice in action.choices)
-    nodes.append(CommandNode(path, *map(tuple, (commands, values, flags, valued))))
+    lists = map(tuple, (commands, values, flags, valued))
+    nodes.append(CommandNode(path, *lists, tuple(offered)))
     for name, child in children:
         _walk(child, f"{path} {name}".strip(), nodes)
 
@@ -71,7 +85,8 @@ def _walk(parser: argparse.ArgumentParser, path: str, nodes: list[CommandNode]) 
 def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
     """The completion script for ``shell`` (one of SHELLS)."""
     template = {"bash": _BASH, "zsh": _ZSH}[shell]
-    return template.replace("@NODES@", _node_function(command_tree(parser)))
+    nodes = command_tree(parser)
+    return template.replace("@NODES@", _node_function(nodes) + "\n\n" + _offered_function(nodes))
 
 
 def _node_function(nodes: list[CommandNode]) -> str:
@@ -89,6 +104,20 @@ def _node_function(nodes: list[CommandNode]) -> str:
         "_kubectl_ome_node() {\n"
         '    commands="" values="" flags="" valued=""\n'
         '    case "$1" in\n' + "\n".join(cases) + "\n    esac\n}"
+    )
+
+
+def _offered_function(nodes: list[CommandNode]) -> str:
+    """``_kubectl_ome_offered PATH FLAG``: sets the caller's offered to the flag's words."""
+    cases = [
+        f'        "{node.path}|{option}") offered="{_words(words)}" ;;'
+        for node in nodes
+        for option, words in node.offered
+    ]
+    return (
+        "_kubectl_ome_offered() {\n"
+        '    offered=""\n'
+        '    case "$1|$2" in\n' + "\n".join(cases) + "\n    esac\n}"
     )
 
 
@@ -144,13 +173,17 @@ _BASH = (
 
 _kubectl_ome() {
     local cur="${COMP_WORDS[COMP_CWORD]}" last="$COMP_CWORD" word="" node="" valueof="" i=1
-    local commands="" values="" flags="" valued="" candidates=""
+    local commands="" values="" flags="" valued="" candidates="" offered=""
     COMPREPLY=()
 """
     + _WALK.replace("@WORDS@", "COMP_WORDS")
     + """
     if [ -n "$valueof" ]; then
-        return 0 # a flag's value: the shell's default completion (file names)
+        _kubectl_ome_offered "$node" "$valueof"
+        if [ -n "$offered" ]; then
+            COMPREPLY=($(compgen -W "$offered" -- "$cur"))
+        fi
+        return 0 # else a flag's value: the shell's default completion (file names)
     fi
     if [[ $cur == -* ]] || [ -z "$commands$values" ]; then
         candidates="$flags"
@@ -193,13 +226,19 @@ _ZSH = (
 
 _kubectl_ome() {
     local cur="${words[CURRENT]}" last="$CURRENT" word="" node="" valueof="" i=2
-    local commands="" values="" flags="" valued=""
+    local commands="" values="" flags="" valued="" offered=""
     local -a candidates
 """
     + _WALK.replace("@WORDS@", "words")
     + """
     if [ -n "$valueof" ]; then
-        _files # a flag's value: file names
+        _kubectl_ome_offered "$node" "$valueof"
+        if [ -n "$offered" ]; then
+            candidates=(${=offered})
+            compadd -- "${candidates[@]}"
+        else
+            _files # a flag's value: file names
+        fi
         return
     fi
     if [[ $cur == -* || -z "$commands$values" ]]; then

@@ -10,7 +10,6 @@ functions are pure; ``run_effective`` is the only one that prints.
 Errors (rendered ``error: <message>`` on stderr, exit 1)::
 
     EffectiveError
-    ├── UnknownOutputError       -o is not table, wide, json or yaml
     ├── InvalidNameError         the name is not a DNS-1123 subdomain
     ├── InferenceServiceReadError
     └── EvidenceError            any other collection failure
@@ -18,7 +17,6 @@ Errors (rendered ``error: <message>`` on stderr, exit 1)::
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeVar
@@ -30,8 +28,9 @@ from ..core.effective.report import Evidence, Lookup, build_report, revision_nam
 from ..core.effective.vocabulary import RuntimeEffectiveReport, RuntimeId, View
 from ..core.selection import RuntimeCatalog
 from ..models import InferenceService, InvalidResourceError, from_manifest
+from .commands import UsageError
+from .output_formats import OutputFormat, object_name, parse_output, printed_document
 from .tables import format_table, shorten_value
-from .yaml_writing import yaml_text
 
 __all__ = [
     "API_VERSION",
@@ -43,7 +42,6 @@ __all__ = [
     "EvidenceError",
     "InferenceServiceReadError",
     "InvalidNameError",
-    "UnknownOutputError",
     "collect_evidence",
     "context_rows",
     "effective_rows",
@@ -56,7 +54,7 @@ __all__ = [
 ]
 
 CONTROLLER_REVISION = resource_named("ControllerRevision")
-OUTPUTS = ("table", "wide", "json", "yaml")
+OUTPUTS = ("table", "wide", "json", "yaml", "name", "jsonpath")
 API_VERSION = "cli.ome.io/v1alpha1"
 KIND = "RuntimeEffectiveReport"
 #: What ``explain --with-effective`` prints when the context cannot be collected (S12.8).
@@ -66,24 +64,9 @@ UNAVAILABLE_CONTEXT_ROWS = (
 )
 _CAVEAT = "Independent snapshot; not rollout convergence"
 _HEADERS = ("SCOPE", "FIELD", "VALUE")
-_WIDE_HEADERS = (
-    "VIEW",
-    "STATE",
-    "REASON",
-    "RUNTIME",
-    "REVISION",
-    "HASH",
-    "COMPONENT",
-    "MODE",
-    "MODE-SOURCE",
-    "PIN",
-    "PIN-STATE",
-    "SYNC",
-    "STATUS",
-    "DRIFT",
-    "LIVE-RELATION",
-    "ISSUES",
-)
+#: ``-o wide``: the table, and each value whole (runtimes as ``<Kind>/[<namespace>/]<name>``,
+#: the full hash, nothing cut to 54 characters).
+_WIDE_HEADERS = (*_HEADERS, "FULL-VALUE")
 #: Table fields whose values name an object or an issue: shortened with a digest (S13.5).
 _IDENTIFYING = frozenset({"RUNTIME", "REVISION", "ISSUE", "SOURCE", "ROOT-FIRST"})
 _MAX_NAME = 253
@@ -100,12 +83,6 @@ T = TypeVar("T")
 
 class EffectiveError(Exception):
     """``effective`` cannot print a report; str() is the message after ``error: ``."""
-
-
-class UnknownOutputError(EffectiveError):
-    def __init__(self, output: str) -> None:
-        self.output = output
-        super().__init__(f'unknown output format "{output}": must be one of {", ".join(OUTPUTS)}')
 
 
 class InvalidNameError(EffectiveError):
@@ -147,15 +124,20 @@ def _lookup(read: Callable[[], T]) -> Lookup[T]:
 
 
 def collect_evidence(
-    reader: ObjectReader, namespace: str, isvc: InferenceService, ome_namespace: str
+    reader: ObjectReader,
+    namespace: str,
+    isvc: InferenceService,
+    ome_namespace: str,
+    warn: Callable[[str], None] | None = None,
 ) -> Evidence:
-    """Everything ``build_report`` needs for ``isvc``, read once (S13.2)."""
+    """Everything ``build_report`` needs for ``isvc``, read once (S13.2); a runtime or model
+    that does not parse is left out, with a ``Warning:`` to ``warn``."""
     spec = isvc.spec
     runtimes, model = Lookup(), Lookup()
     if (spec.runtime is not None and spec.runtime.name) or spec.model is not None:
-        runtimes = _lookup(lambda: RuntimeCatalog.of(read_runtimes(reader, namespace)))
+        runtimes = _lookup(lambda: RuntimeCatalog.of(read_runtimes(reader, namespace, warn)))
     if spec.model is not None:
-        model = _lookup(lambda: read_model(reader, namespace, spec.model.name))
+        model = _lookup(lambda: read_model(reader, namespace, spec.model.name, warn))
     names = revision_names(isvc)
     if names and not ome_namespace:
         raise EvidenceError("an OME namespace is required to read ControllerRevisions")
@@ -170,33 +152,43 @@ def _shortened(rows: list[Row]) -> list[Row]:
     return [(s, f, shorten_value(v, identifying=f in _IDENTIFYING)) for s, f, v in rows]
 
 
-def _view_rows(scope: str, view: View) -> list[Row]:
-    rows = [(scope, "STATE", view.state)]
+#: A table row with its value whole: ``(scope, field, value, whole value)``.
+_WholeRow = tuple[str, str, str, str]
+
+
+def _view_rows(scope: str, view: View) -> list[_WholeRow]:
+    rows = [(scope, "STATE", view.state, view.state)]
     if view.reason:
-        rows.append((scope, "REASON", view.reason))
+        rows.append((scope, "REASON", view.reason, view.reason))
     if view.runtime:
-        rows.append((scope, "RUNTIME", view.runtime.short))
+        rows.append((scope, "RUNTIME", view.runtime.short, view.runtime.full))
     if view.revision:
-        rows.append((scope, "REVISION", view.revision))
-    if view.hash:
-        rows.append((scope, "HASH", view.hash))
-    rows += [(scope, c.component.upper(), f"{c.mode} ({c.source})") for c in view.components]
+        rows.append((scope, "REVISION", view.revision, view.revision))
+    if view.hash and view.full_hash:
+        rows.append((scope, "HASH", view.hash, view.full_hash))
+    for c in view.components:
+        value = f"{c.mode} ({c.source})"
+        rows.append((scope, c.component.upper(), value, value))
     return rows
+
+
+def _whole_rows(report: RuntimeEffectiveReport) -> list[_WholeRow]:
+    service = report.service
+    rows = _view_rows("Live", report.live) + _view_rows("Active", report.active)
+    fields = [
+        ("PIN", f"{service.pin_mode}/{service.pin_state}"),
+        ("SYNC", service.sync),
+        ("STATUS", service.status),
+        ("DRIFT", service.drift_text),
+        ("LIVE-RELATION", service.live_relation),
+        *(("ISSUE", issue) for issue in service.issues),
+    ]
+    return rows + [("Service", field, value, value) for field, value in fields]
 
 
 def effective_rows(report: RuntimeEffectiveReport) -> list[Row]:
     """The S13.3 ``SCOPE FIELD VALUE`` rows, values cut to 54 characters (S13.5)."""
-    service = report.service
-    rows = _view_rows("Live", report.live) + _view_rows("Active", report.active)
-    rows += [
-        ("Service", "PIN", f"{service.pin_mode}/{service.pin_state}"),
-        ("Service", "SYNC", service.sync),
-        ("Service", "STATUS", service.status),
-        ("Service", "DRIFT", service.drift_text),
-        ("Service", "LIVE-RELATION", service.live_relation),
-    ]
-    rows += [("Service", "ISSUE", issue) for issue in service.issues]
-    return _shortened(rows)
+    return _shortened([(s, f, v) for s, f, v, _ in _whole_rows(report)])
 
 
 def selection_context_rows(report: RuntimeEffectiveReport) -> list[Row]:
@@ -226,25 +218,10 @@ def context_rows(
 
 
 def wide_rows(report: RuntimeEffectiveReport) -> list[list[str]]:
-    """S13.6: one row per (view, component), Service fields repeated, ``-`` when empty."""
-    service = report.service
-    shared = [
-        service.pin_mode,
-        service.pin_state,
-        service.sync,
-        service.status,
-        service.drift_text,
-        service.live_relation,
-        ",".join(service.issues) or "-",
-    ]
-    rows = []
-    for name, view in (("Live", report.live), ("Active", report.active)):
-        runtime = view.runtime.full if view.runtime else "-"
-        head = [name, view.state, view.reason or "-", runtime, view.revision or "-"]
-        head.append(view.hash or "-")
-        components = [[c.component, str(c.mode), str(c.source)] for c in view.components]
-        rows += [head + component + shared for component in components or [["-", "-", "-"]]]
-    return rows
+    """``-o wide``: the table's rows, each with its value whole at the end (FULL-VALUE)."""
+    whole = _whole_rows(report)
+    shortened = effective_rows(report)
+    return [[*row, full] for row, (_, _, _, full) in zip(shortened, whole, strict=True)]
 
 
 def _runtime(runtime: RuntimeId | None) -> dict[str, Any] | None:
@@ -306,24 +283,27 @@ def report_document(report: RuntimeEffectiveReport) -> dict[str, Any]:
     }
 
 
-def format_report(report: RuntimeEffectiveReport, output: str) -> str:
-    """The text ``effective -o <output>`` prints."""
-    if output == "table":
-        return format_table(_HEADERS, effective_rows(report))
-    if output == "wide":
-        return format_table(_WIDE_HEADERS, wide_rows(report))
-    if output == "json":
-        return json.dumps(report_document(report), indent=2) + "\n"
-    if output == "yaml":
-        return yaml_text(report_document(report), allow_unicode=False)
-    raise UnknownOutputError(output)
+def format_report(
+    report: RuntimeEffectiveReport, output: OutputFormat, *, no_headers: bool = False
+) -> str:
+    """The text ``effective -o <output>`` prints (``-o name``: the InferenceService)."""
+    if output.format == "table":
+        return format_table(_HEADERS, effective_rows(report), no_headers=no_headers)
+    if output.format == "wide":
+        return format_table(_WIDE_HEADERS, wide_rows(report), no_headers=no_headers)
+    names = [object_name("InferenceService", report.target.name)]
+    return printed_document(report_document(report), output, names, allow_unicode=False)
 
 
 def _report_text(
-    name: str, output: str, ome_namespace: str, reader: ObjectReader, namespace: str
+    name: str,
+    output: OutputFormat,
+    ome_namespace: str,
+    reader: ObjectReader,
+    namespace: str,
+    warn: Callable[[str], None],
+    no_headers: bool = False,
 ) -> str:
-    if output not in OUTPUTS:
-        raise UnknownOutputError(output)
     problems = name_problems(name)
     if problems:
         raise InvalidNameError(name, problems)
@@ -333,10 +313,10 @@ def _report_text(
         raise InferenceServiceReadError(exc) from None
     isvc = from_manifest(obj)
     try:
-        evidence = collect_evidence(reader, namespace, isvc, ome_namespace)
+        evidence = collect_evidence(reader, namespace, isvc, ome_namespace, warn)
     except ReadError as exc:
         raise EvidenceError(str(exc)) from None
-    return format_report(build_report(evidence), output)
+    return format_report(build_report(evidence), output, no_headers=no_headers)
 
 
 def run_effective(
@@ -347,11 +327,21 @@ def run_effective(
     namespace: str,
     stdout: TextIO,
     stderr: TextIO,
+    *,
+    no_headers: bool = False,
 ) -> int:
     """``kubectl ome runtime effective NAME``: print the report and return the exit code."""
     try:
-        text = _report_text(name, output, ome_namespace, reader, namespace)
-    except (EffectiveError, InvalidResourceError) as exc:
+        text = _report_text(
+            name,
+            parse_output(output, OUTPUTS),
+            ome_namespace,
+            reader,
+            namespace,
+            lambda w: print(w, file=stderr),
+            no_headers,
+        )
+    except (EffectiveError, InvalidResourceError, UsageError) as exc:
         print(f"error: {exc}", file=stderr)
         return 1
     stdout.write(text)

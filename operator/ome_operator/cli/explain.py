@@ -6,7 +6,6 @@ from the same selection core the controller and the webhook run.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -18,12 +17,13 @@ from ..core.selection import RuntimeCatalog, Selection, explain_priority, explai
 from ..core.selection import select_runtime as run_selection
 from ..models import InferenceService, from_manifest
 from .commands import UsageError
-from .tables import format_explain_table, format_table
-from .yaml_writing import yaml_text
+from .output_formats import OutputFormat, object_name, parse_output, printed_document
+from .tables import EXPLAIN_HEADERS, EXPLAIN_WIDE_HEADERS, format_table
 
 __all__ = [
     "API_VERSION",
     "OUTPUTS",
+    "TIE",
     "ExplainRequest",
     "Explained",
     "explain",
@@ -45,11 +45,10 @@ _ALL_NAMESPACES_NEED_ISVC = (
 )
 
 
-#: ``-o`` values: the S12 table (``wide``: with S16.7's tie marks), or every row as one document
-#: (reasons unwrapped).
-OUTPUTS = ("table", "wide", "json", "yaml")
-#: ``-o wide`` writes this after the PRIORITY of each runtime only its name ranks (S16.7).
-TIE_MARK = " (tie: name decides)"
+#: ``-o`` values: the table (``wide``: and a TIE column), or every row as one document.
+OUTPUTS = ("table", "wide", "json", "yaml", "name", "jsonpath")
+#: ``-o wide``'s TIE of each runtime only its name ranks (docs/changing-runtimes-safely.md).
+TIE = "name decides"
 API_VERSION = "cli.ome.io/v1alpha1"
 
 
@@ -62,6 +61,7 @@ class ExplainRequest:
     output: str = "table"
     all_namespaces: bool = False  #: ``-A``: ``--isvc`` in every namespace that has one
     namespace_flag: str | None = None  #: ``-n`` as given (only checked against ``-A``)
+    no_headers: bool = False  #: ``--no-headers``: tables without their header line
 
     def validate(self) -> None:
         """S12.3 argument errors."""
@@ -73,22 +73,23 @@ class ExplainRequest:
             raise UsageError(_ALL_NAMESPACES_NEED_ISVC)
         if self.all_namespaces and self.namespace_flag is not None:
             raise UsageError("--all-namespaces and --namespace cannot be used together")
-        if self.output not in OUTPUTS:
-            raise UsageError(
-                f'unknown output format "{self.output}": use one of {", ".join(OUTPUTS)}'
-            )
-        if self.with_effective and not self.tabular:
+        if self.with_effective and not self.format.tabular:
             raise UsageError("--with-effective prints a table: it cannot be used with -o")
+
+    @property
+    def format(self) -> OutputFormat:
+        """``-o`` read (raises UsageError in kubectl's words when it is no format here)."""
+        return parse_output(self.output, OUTPUTS)
 
     @property
     def tabular(self) -> bool:
         """Whether the output is the table (``table`` or ``wide``), not a document."""
-        return self.output in ("table", "wide")
+        return self.format.tabular
 
 
 def explain_rows(selection: Selection, *, wide: bool = False) -> list[list[str]]:
     """S12.5/S12.6: Yes rows in rank order, then No rows (SRs, then CSRs, by name); ``wide``
-    marks the Yes rows only their names rank (S16.7)."""
+    adds TIE: ``name decides`` on the Yes rows only their names rank, else ``-``."""
     tied = {id(v) for group in selection.ties for v in group} if wide else set()
     rows = []
     for verdict in selection.verdicts:
@@ -96,11 +97,12 @@ def explain_rows(selection: Selection, *, wide: bool = False) -> list[list[str]]
         if verdict.qualifies:
             match = verdict.first_match
             priority, weight = str(explain_priority(match)), str(explain_weight(match))
-            if id(verdict) in tied:
-                priority += TIE_MARK
-            rows.append([verdict.runtime.name, scope, "Yes", priority, weight, "-"])
+            row = [verdict.runtime.name, scope, "Yes", priority, weight, "-"]
         else:
-            rows.append([verdict.runtime.name, scope, "No", "-", "-", verdict.reason])
+            row = [verdict.runtime.name, scope, "No", "-", "-", verdict.reason]
+        if wide:
+            row.append(TIE if id(verdict) in tied else "-")
+        rows.append(row)
     return rows
 
 
@@ -132,11 +134,18 @@ def explain_document(
     }
 
 
-def formatted(document: dict[str, Any], output: str) -> str:
-    """A document as ``-o json`` or ``-o yaml`` prints it."""
-    if output == "json":
-        return json.dumps(document, indent=2) + "\n"
-    return yaml_text(document)
+def formatted(document: dict[str, Any], output: OutputFormat) -> str:
+    """A document (one explanation, or a list of them) as a document format prints it;
+    ``-o name`` gives every row's runtime."""
+    explanations = document.get("items", [document])
+    names = [
+        object_name(
+            "ClusterServingRuntime" if row["scope"] == "Cluster" else "ServingRuntime", row["name"]
+        )
+        for explanation in explanations
+        for row in explanation["runtimes"]
+    ]
+    return printed_document(document, output, names)
 
 
 @dataclass(frozen=True)
@@ -172,12 +181,14 @@ def explain(
     isvc: InferenceService | None,
     note: Callable[[str], None],
 ) -> Explained:
-    """Read the model and the runtimes of ``namespace`` and select; notes go to ``note``."""
+    """Read the model and the runtimes of ``namespace`` and select; notes go to ``note``,
+    and so does a ``Warning:`` for each that does not parse (left out, as the operator
+    leaves it out)."""
     model_name = isvc.spec.model.name if isvc is not None and isvc.spec.model else request.model
-    model = read_model(reader, namespace, model_name or "")
+    model = read_model(reader, namespace, model_name or "", note)
     if isvc is not None and isvc.spec.runtime is not None:
         note(_EXPLICIT_NOTE)
-    catalog = RuntimeCatalog.of(read_runtimes(reader, namespace))
+    catalog = RuntimeCatalog.of(read_runtimes(reader, namespace, note))
     selection = None
     if len(catalog) == 0:
         note(_NO_RUNTIMES_FOR_SELECTOR if request.with_effective else _NO_RUNTIMES)
@@ -186,19 +197,20 @@ def explain(
     return Explained(request, namespace, model.name, isvc, selection)
 
 
-def explanation_text(explained: Explained, reader: ObjectReader, width: int) -> str:
+def explanation_text(explained: Explained, reader: ObjectReader) -> str:
     """The S12 table, then (``--with-effective``) the effective context."""
-    text = ""
+    text, request = "", explained.request
     if explained.selection is not None:
-        rows = explain_rows(explained.selection, wide=explained.request.output == "wide")
-        text += format_explain_table(rows, width)
-    request = explained.request
+        wide = request.format.format == "wide"
+        rows = explain_rows(explained.selection, wide=wide)
+        headers = EXPLAIN_WIDE_HEADERS if wide else EXPLAIN_HEADERS
+        text += format_table(headers, rows, no_headers=request.no_headers)
     if request.with_effective and explained.isvc is not None:
         if explained.selection is not None:
             text += "\n"
         text += _CONTEXT_TITLE + "\n"
         text += _effective_context(
-            reader, explained.namespace, explained.isvc, request.ome_namespace
+            reader, explained.namespace, explained.isvc, request.ome_namespace, request.no_headers
         )
     return text
 
@@ -209,7 +221,6 @@ def run_explain(
     namespace: str,
     stdout: TextIO,
     stderr: TextIO,
-    width: int,
 ) -> int:
     """Print the explain table (and the effective context) of one namespace; raises on any
     error. (``-A`` is ``all_namespaces.explain_all_namespaces``.)"""
@@ -217,9 +228,9 @@ def run_explain(
     isvc = read_isvc(reader, namespace, request.isvc) if request.isvc is not None else None
     explained = explain(request, reader, namespace, isvc, _printer(stderr))
     if not request.tabular:
-        stdout.write(formatted(explained.document(), request.output))
+        stdout.write(formatted(explained.document(), request.format))
     else:
-        stdout.write(explanation_text(explained, reader, width))
+        stdout.write(explanation_text(explained, reader))
     return 0
 
 
@@ -228,10 +239,13 @@ def _printer(stderr: TextIO) -> Callable[[str], None]:
 
 
 def _effective_context(
-    reader: ObjectReader, namespace: str, isvc: InferenceService, ome_namespace: str
+    reader: ObjectReader,
+    namespace: str,
+    isvc: InferenceService,
+    ome_namespace: str,
+    no_headers: bool,
 ) -> str:
     from .effective import context_rows  # --with-effective only: the effective core is big
 
-    return format_table(
-        ("SCOPE", "FIELD", "VALUE"), context_rows(reader, namespace, isvc, ome_namespace)
-    )
+    rows = context_rows(reader, namespace, isvc, ome_namespace)
+    return format_table(("SCOPE", "FIELD", "VALUE"), rows, no_headers=no_headers)

@@ -10,11 +10,11 @@ with a warning on stderr; a proposed runtime that does not parse is an error.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from ..cluster.fetching import set_aside_warning
 from ..cluster.manifests import read_manifests
 from ..cluster.objects import (
     BASE_MODEL,
@@ -29,12 +29,12 @@ from ..cluster.objects import (
 from ..core.impact import Impact, RuntimeChange, RuntimeKey, runtime_impact, runtime_key, standing
 from ..models import InvalidResourceError, ServingRuntime, from_manifest
 from .commands import UsageError
+from .output_formats import OutputFormat, object_name, parse_output, printed_document
 from .tables import format_table
-from .yaml_writing import yaml_text
 
 __all__ = ["FAIL_ON_CHANGE_EXIT", "OUTPUTS", "ImpactRequest", "impact_text", "run_impact"]
 
-OUTPUTS = ("table", "json", "yaml")
+OUTPUTS = ("table", "json", "yaml", "name", "jsonpath")
 #: Exit code with ``--fail-on-change`` when some InferenceService changes runtime.
 FAIL_ON_CHANGE_EXIT = 3
 _HEADERS = ("NAMESPACE", "INFERENCESERVICE", "BEFORE", "AFTER", "WHY")
@@ -51,6 +51,12 @@ class ImpactRequest:
     namespace_flag: str | None = None
     output: str = "table"
     fail_on_change: bool = False
+    no_headers: bool = False  #: ``--no-headers``: the table without its header line
+
+    @property
+    def format(self) -> OutputFormat:
+        """``-o`` read (raises UsageError in kubectl's words when it is no format here)."""
+        return parse_output(self.output, OUTPUTS)
 
     def validate(self) -> None:
         if not self.changes and not self.deletes:
@@ -59,10 +65,7 @@ class ImpactRequest:
             )
         if self.all_namespaces and self.namespace_flag is not None:
             raise UsageError("--all-namespaces and --namespace cannot be used together")
-        if self.output not in OUTPUTS:
-            raise UsageError(
-                f'unknown output format "{self.output}": use one of {", ".join(OUTPUTS)}'
-            )
+        parse_output(self.output, OUTPUTS)
         for target in self.deletes:
             deleted_key(target)
 
@@ -105,7 +108,7 @@ def _parsed(
         try:
             found.append(from_manifest(obj))
         except InvalidResourceError as exc:
-            warn(f"Warning: {exc}; left out, as the operator leaves it out")
+            warn(set_aside_warning(str(exc)))
     return found
 
 
@@ -149,16 +152,15 @@ def compute_impact(
     return runtime_impact(standing(isvcs, runtimes, models), change)
 
 
-def impact_text(impact: Impact, output: str) -> str:
+def impact_text(impact: Impact, output: OutputFormat, *, no_headers: bool = False) -> str:
     """What stdout shows: the table (nothing when no InferenceService moves), or the
-    document."""
-    if output == "json":
-        return json.dumps(impact.document(), indent=2) + "\n"
-    if output == "yaml":
-        return yaml_text(impact.document())
+    document (``-o name``: the InferenceServices that move)."""
+    if not output.tabular:
+        names = [object_name("InferenceService", m.name) for m in impact.moves]
+        return printed_document(impact.document(), output, names)
     if not impact.moves:
         return ""
-    return format_table(_HEADERS, [m.row() for m in impact.moves])
+    return format_table(_HEADERS, [m.row() for m in impact.moves], no_headers=no_headers)
 
 
 def run_impact(
@@ -171,6 +173,6 @@ def run_impact(
 ) -> int:
     """Print the impact; the summary line last, on stderr."""
     impact = compute_impact(request, reader, namespace, stdin, lambda w: print(w, file=stderr))
-    stdout.write(impact_text(impact, request.output))
+    stdout.write(impact_text(impact, request.format, no_headers=request.no_headers))
     print(impact.summary(), file=stderr)
     return FAIL_ON_CHANGE_EXIT if request.fail_on_change and impact.moves else 0

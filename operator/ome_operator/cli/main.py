@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import version_line
 from .commands import DefaultsHelpFormatter, Errors, Parser, run_command
-from .completion import SHELLS, completion_script
-from .tables import terminal_width
+from .completion import SHELLS, completion_script, offer
 
 if TYPE_CHECKING:
     from ..cluster.connection import ConnectionFlags
@@ -96,6 +95,22 @@ def _connection_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _output_flags(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    """``-o`` and ``--no-headers``, worded as kubectl words them."""
+    output = parser.add_argument(
+        "-o",
+        "--output",
+        default="table",
+        help=f"Output format. One of: ({', '.join(formats)}); jsonpath=TEMPLATE as kubectl's",
+    )
+    offer(output, tuple(f"{f}=" if f == "jsonpath" else f for f in formats))
+    parser.add_argument(
+        "--no-headers",
+        action="store_true",
+        help="When using the default or wide output format, don't print headers",
+    )
+
+
 def _state_flag(parser: argparse.ArgumentParser, *names: str, dest: str = "filenames") -> None:
     parser.add_argument(
         *names,
@@ -141,9 +156,7 @@ def _impact_parser(verbs: Any) -> None:
         action="store_true",
         help="Every namespace's InferenceServices, not only the namespace's",
     )
-    impact.add_argument(
-        "-o", "--output", default="table", help="Output format: table, json or yaml"
-    )
+    _output_flags(impact, ("json", "yaml", "name", "jsonpath"))
     impact.add_argument(
         "--fail-on-change",
         action="store_true",
@@ -182,13 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="Explain --isvc NAME in every namespace that has an InferenceService NAME",
     )
-    explain.add_argument(
-        "-o",
-        "--output",
-        default="table",
-        help="Output format: table, wide (ties marked), json or yaml (every row, reasons "
-        "whole) (default: %(default)s)",
-    )
+    _output_flags(explain, ("wide", "json", "yaml", "name", "jsonpath"))
     _connection_flags(explain)
     _state_flag(explain, "-f", "--filename")
 
@@ -199,9 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     effective.add_argument(
         "--ome-namespace", default="ome", help="Namespace where the OME control plane is installed"
     )
-    effective.add_argument(
-        "-o", "--output", default="table", help="Output format: table, wide, json or yaml"
-    )
+    _output_flags(effective, ("wide", "json", "yaml", "name", "jsonpath"))
     _connection_flags(effective)
     _state_flag(effective, "-f", "--filename")
     _impact_parser(verbs)
@@ -243,14 +248,20 @@ def _flags(args: argparse.Namespace) -> ConnectionFlags:
     )
 
 
-def _reader(args: argparse.Namespace, stdin: TextIO) -> tuple[ObjectReader, str]:
-    """Manifests with ``-f`` (no cluster contacted, namespace ``-n`` else ``default``),
-    else the cluster the kubeconfig flags point at."""
+def _reader(args: argparse.Namespace, stdin: TextIO, stderr: TextIO) -> tuple[ObjectReader, str]:
+    """Manifests with ``-f`` (no cluster contacted, namespace ``-n`` else ``default``; what a
+    cluster would not hold as written is a ``Warning:`` line on stderr), else the cluster the
+    kubeconfig flags point at."""
     if args.filenames:
         from ..cluster.manifests import ManifestReader
 
         namespace = args.namespace or "default"
-        reader = ManifestReader.from_paths(args.filenames, stdin, default_namespace=namespace)
+        reader = ManifestReader.from_paths(
+            args.filenames,
+            stdin,
+            default_namespace=namespace,
+            warn=lambda line: print(line, file=stderr),
+        )
         return reader, namespace
     from ..cluster.reading import ClusterReader  # imports the kubernetes client only when needed
 
@@ -270,9 +281,16 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         return _run_impact(args, stdin, stdout, stderr)
     from .effective import run_effective
 
-    reader, namespace = _reader(args, stdin)
+    reader, namespace = _reader(args, stdin, stderr)
     return run_effective(
-        args.inferenceservice, args.output, args.ome_namespace, reader, namespace, stdout, stderr
+        args.inferenceservice,
+        args.output,
+        args.ome_namespace,
+        reader,
+        namespace,
+        stdout,
+        stderr,
+        no_headers=args.no_headers,
     )
 
 
@@ -287,14 +305,15 @@ def _run_explain(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr
         args.output,
         all_namespaces=args.all_namespaces,
         namespace_flag=args.namespace,
+        no_headers=args.no_headers,
     )
     request.validate()  # before any read: a usage error needs no cluster
-    reader, namespace = _reader(args, stdin)
+    reader, namespace = _reader(args, stdin, stderr)
     if request.all_namespaces:
         from .all_namespaces import explain_all_namespaces
 
-        return explain_all_namespaces(request, reader, stdout, stderr, terminal_width(stdout))
-    return run_explain(request, reader, namespace, stdout, stderr, terminal_width(stdout))
+        return explain_all_namespaces(request, reader, stdout, stderr)
+    return run_explain(request, reader, namespace, stdout, stderr)
 
 
 def _run_impact(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -307,9 +326,10 @@ def _run_impact(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr:
         args.namespace,
         args.output,
         args.fail_on_change,
+        args.no_headers,
     )
     request.validate()
-    reader, namespace = _reader(args, stdin)
+    reader, namespace = _reader(args, stdin, stderr)
     return run_impact(request, reader, namespace, stdin, stdout, stderr)
 
 

@@ -12,10 +12,11 @@ the command with the models' ``InvalidResourceError`` sentence.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..cluster.applying import with_owner
+from ..cluster.manifests import ManifestError
 from ..core.admission import review_inference_service
 from ..core.model_catalog import ModelCatalog
 from ..core.operator_config import (
@@ -34,6 +35,7 @@ from ..models import (
     ModelResource,
     ServingRuntime,
     from_manifest,
+    storable_manifest,
 )
 from ..models.base import field_path, shown
 from ..models.limits import nesting_problem
@@ -41,7 +43,7 @@ from ..models.resources import display_name
 from .tables import format_table
 from .yaml_writing import yaml_text
 
-__all__ = ["SUMMARY_HEADERS", "denied", "format_report", "render_report"]
+__all__ = ["MALFORMED", "SUMMARY_HEADERS", "denied", "format_report", "is_ome", "render_report"]
 
 API_VERSION = "cli.ome.io/v1alpha1"
 
@@ -52,7 +54,8 @@ def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
-def _is_ome(obj: Mapping[str, Any]) -> bool:
+def is_ome(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is an ome.io object (the others are cluster state, or ignored)."""
     return str(obj.get("apiVersion", "")).startswith("ome.io/")
 
 
@@ -215,28 +218,119 @@ def _stored(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj
 
 
-def render_report(objects: Sequence[Mapping[str, Any]], *, now: str) -> dict[str, Any]:
+def render_report(
+    objects: Sequence[Mapping[str, Any]],
+    *,
+    now: str,
+    sources: Sequence[str] = (),
+    warn: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """The RenderReport for every InferenceService in ``objects`` (JSON trees, as
-    ``load_manifests`` returns them), by namespace, then name."""
-    parsed = [
-        (obj, from_manifest(obj))
-        for obj in objects
-        if _is_ome(obj) and isinstance(obj.get("kind"), str) and obj["kind"] in MODEL_BY_KIND
-    ]
-    runtimes = [m for _, m in parsed if isinstance(m, ServingRuntime)]
-    models = ModelCatalog.of(m for _, m in parsed if isinstance(m, ModelResource))
-    services = sorted(
-        ((_stored(body), m) for body, m in parsed if isinstance(m, InferenceService)),
-        key=lambda pair: (pair[1].namespace, pair[1].name),
-    )
+    ``load_manifests`` returns them; ``sources`` says where each was read), by namespace, then
+    name. A runtime, model or AcceleratorClass that does not parse is set aside, as the
+    operator sets it aside: left out, with its ``MalformedResource`` event in the report's
+    ``events`` (only there when there is one) and a ``Warning: <where>: <its message>`` to
+    ``warn``. An InferenceService that does not parse is an item admission denies with the
+    webhook's text."""
+    runtimes: list[ServingRuntime] = []
+    models: list[ModelResource] = []
+    services: list[tuple[Mapping[str, Any], InferenceService | InvalidResourceError]] = []
+    events = []
+    for index, obj in enumerate(objects):
+        where = _where(sources, index)
+        if not (is_ome(obj) and isinstance(obj.get("kind"), str) and obj["kind"] in MODEL_BY_KIND):
+            continue
+        if obj["kind"] == "InferenceService":
+            services.append((obj, _admitted(obj, where)))
+            continue
+        try:
+            parsed = from_manifest(obj)
+        except InvalidResourceError as exc:
+            events.append(_set_aside(obj, str(exc)))
+            if warn is not None:
+                warn(f"Warning: {where}: {events[-1]['message']}")
+            continue
+        if isinstance(parsed, ServingRuntime):
+            runtimes.append(parsed)
+        elif isinstance(parsed, ModelResource):
+            models.append(parsed)
     state = [
-        _stored(o)
-        for o in objects
-        if (not _is_ome(o) or o.get("kind") == "InferenceReplica") and _is_object(o)
+        _stored_at(o, _where(sources, index))
+        for index, o in enumerate(objects)
+        if (not is_ome(o) or o.get("kind") == "InferenceReplica") and _is_object(o)
     ]
     config = _config(state)
-    items = [_item(isvc, body, runtimes, models, state, config, now) for body, isvc in services]
-    return {"apiVersion": API_VERSION, "kind": "RenderReport", "items": items}
+    catalog = ModelCatalog.of(models)
+    items = [
+        _item(isvc, body, runtimes, catalog, state, config, now)
+        if isinstance(isvc, InferenceService)
+        else _denied_item(body, isvc)
+        for body, isvc in sorted(services, key=lambda pair: _service_key(pair[0]))
+    ]
+    report: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "RenderReport", "items": items}
+    if events:
+        report["events"] = events
+    return report
+
+
+def _where(sources: Sequence[str], index: int) -> str:
+    """Where the object at ``index`` was read (``x.yaml: document 2``)."""
+    return sources[index] if index < len(sources) else f"object {index + 1}"
+
+
+#: The reason of the operator's event on an object it sets aside (docs/troubleshooting.md).
+MALFORMED = "MalformedResource"
+
+
+def _set_aside(obj: Mapping[str, Any], problem: str) -> dict[str, Any]:
+    """The operator's Warning event on a runtime, model or AcceleratorClass that does not
+    parse, naming the object as an Event's ``involvedObject`` does."""
+    meta = _metadata(obj)
+    involved = {"apiVersion": obj["apiVersion"], "kind": obj["kind"]}
+    if not obj["kind"].startswith("Cluster") and obj["kind"] != "AcceleratorClass":
+        involved["namespace"] = meta.get("namespace") or "default"
+    involved["name"] = meta.get("name") or ""
+    return {
+        "type": "Warning",
+        "reason": MALFORMED,
+        "message": f"{problem}; it is ignored until it changes",
+        "involvedObject": involved,
+    }
+
+
+def _admitted(body: Mapping[str, Any], where: str) -> InferenceService | InvalidResourceError:
+    """The InferenceService as the webhook parses it, or the error it denies it with; one
+    that parses but that no API server would have stored (``_stored``) is an error."""
+    try:
+        isvc = storable_manifest(dict(body))
+    except InvalidResourceError as exc:
+        return exc
+    _stored_at(body, where)
+    return isvc  # type: ignore[return-value]
+
+
+def _service_key(body: Mapping[str, Any]) -> tuple[str, str]:
+    return (_namespace(body), str(_metadata(body).get("name") or ""))
+
+
+def _denied_item(body: Mapping[str, Any], problem: InvalidResourceError) -> dict[str, Any]:
+    namespace, name = _service_key(body)
+    return {
+        "inferenceService": {"namespace": namespace, "name": name},
+        "admission": {"allowed": False, "message": str(problem), "warnings": []},
+        "objects": [],
+        "status": {},
+        "events": [],
+        "logs": [],
+    }
+
+
+def _stored_at(obj: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """``_stored``, its error naming where ``obj`` was read."""
+    try:
+        return _stored(obj)
+    except InvalidResourceError as exc:
+        raise ManifestError(f"error parsing {where}: {exc}") from None
 
 
 #: Columns of ``render -o summary``: one line per InferenceService.

@@ -40,12 +40,13 @@ from typing import Any
 
 import yaml
 
-from ome_operator.cluster.yaml_loading import PureLoader, fast_documents
+from ome_operator.cluster.yaml_loading import DuplicateKeyError, PureLoader, fast_documents
 from ome_operator.models.base import field_path, shown
 
 __all__ = [
     "MAX_DOCUMENT_NESTING",
     "DocumentError",
+    "DuplicateKeyJSONError",
     "StreamError",
     "checked_identity",
     "checked_object",
@@ -103,6 +104,8 @@ def yaml_documents(text: str) -> list[Any]:
         with _raised_recursion_limit(_YAML_FRAMES):
             while loader.check_data():
                 documents.append(loader.get_data())
+    except DuplicateKeyError as exc:
+        raise StreamError(yaml_problem(exc), len(documents) + 1) from None
     except yaml.YAMLError as exc:
         raise StreamError(yaml_problem(exc)) from None
     except RecursionError:
@@ -147,20 +150,42 @@ def _require(holds: bool, path: str, expected: str, value: Any) -> None:
         raise DocumentError(path, f"must be {expected} (got {shown(value)})")
 
 
-def decode_json(text: str) -> Any:
+def decode_json(text: str, *, unique_keys: bool = False) -> Any:
     """JSON ``text`` decoded up to ``MAX_DOCUMENT_NESTING`` levels (and a margin), or
-    DocumentError when nested deeper still; another ValueError when it is not JSON."""
+    DocumentError when nested deeper still; another ValueError when it is not JSON, or with
+    ``unique_keys`` when an object sets a key twice (``DuplicateKeyJSONError``: as kubectl's
+    reader, which reads JSON as YAML, refuses it)."""
+    hook = _unique_object if unique_keys else None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=hook)
     except RecursionError:
         pass  # deeper than the C decoder may go on the C stack: see the module docstring
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=hook)
     decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
     try:
         with _raised_recursion_limit(_JSON_FRAMES):
             return decoder.decode(text)
     except RecursionError:
         raise DocumentError("", _too_deep()) from None
+
+
+class DuplicateKeyJSONError(ValueError):
+    """A JSON object that sets ``key`` twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {json.dumps(key, ensure_ascii=False)} already set in map")
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyJSONError(key)
+            seen.add(key)
+    return found
 
 
 @contextlib.contextmanager

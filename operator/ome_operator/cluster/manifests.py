@@ -4,16 +4,18 @@
 could hold: JSON values (YAML timestamps as the text written and ``!!binary`` as its text, as
 kubectl's YAML reader gives them; integer and boolean map keys as strings), each object a
 mapping with string ``apiVersion`` and ``kind``. Anything else is a ``ManifestError`` naming
-the file, the document and the field, never a traceback. ``ManifestReader`` implements
-``objects.ObjectReader`` over the result, with the API server's ordering and error texts, so
-the offline CLI prints byte for byte what it prints against a cluster; it also refuses an
-object whose ``metadata`` could not be stored (``ome-operator render`` ignores such objects
-instead, unless they are ome.io objects it parses). ``reading`` checks the API server's
-answers with the same functions.
+the file, the document and the field, never a traceback; so is a mapping that sets a key twice,
+as kubectl refuses it. ``read_stored_manifests`` then holds them as a cluster would: an object
+whose ``metadata`` could not be stored is a ``ManifestError`` too, and what a cluster would not
+hold as written is left out with a note (``manifest_notes``: kinds the CRDs do not serve, the
+earlier of an object given twice). ``ManifestReader`` implements ``objects.ObjectReader`` over
+the result, with the API server's ordering and error texts, so the offline CLI prints byte for
+byte what it prints against a cluster. ``reading`` checks the API server's answers with the
+same functions.
 """
 
 import pathlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
 from ome_operator.cluster.decoding import (
@@ -25,6 +27,7 @@ from ome_operator.cluster.decoding import (
     json_tree,
     yaml_documents,
 )
+from ome_operator.cluster.manifest_notes import Note, reviewed_manifests
 from ome_operator.cluster.objects import (
     NotFoundError,
     ObjectList,
@@ -38,6 +41,7 @@ __all__ = [
     "ManifestReader",
     "load_manifests",
     "read_manifests",
+    "read_stored_manifests",
 ]
 
 #: Files a directory contributes; a file named explicitly is read whatever its suffix.
@@ -83,10 +87,19 @@ class ManifestReader:
 
     @classmethod
     def from_paths(
-        cls, paths: Sequence[str], stdin: TextIO, *, default_namespace: str = "default"
+        cls,
+        paths: Sequence[str],
+        stdin: TextIO,
+        *,
+        default_namespace: str = "default",
+        warn: Callable[[str], None] | None = None,
     ) -> "ManifestReader":
-        """A reader over the objects of the ``-f`` paths (``read_manifests``)."""
-        found = read_manifests(paths, stdin)
+        """A reader over the objects of the ``-f`` paths as a cluster would hold them
+        (``read_stored_manifests``); each note about the others goes to ``warn``."""
+        found, notes = read_stored_manifests(paths, stdin, default_namespace)
+        for note in notes:
+            if warn is not None:
+                warn(str(note))
         return cls(
             (obj for _, obj in found),
             default_namespace=default_namespace,
@@ -139,6 +152,26 @@ class ManifestReader:
 def load_manifests(paths: Sequence[str], stdin: TextIO) -> list[dict[str, Any]]:
     """Every object in the ``-f`` paths, in order: files, directories (recursively), ``-``."""
     return [obj for _, obj in read_manifests(paths, stdin)]
+
+
+def read_stored_manifests(
+    paths: Sequence[str],
+    stdin: TextIO,
+    default_namespace: str,
+    *,
+    checked: Callable[[dict[str, Any]], bool] = lambda obj: True,
+) -> tuple[list[tuple[str, dict[str, Any]]], list[Note]]:
+    """``read_manifests``, each object ``checked`` selects with an identity an API server could
+    store (else ManifestError naming its file and document), then as a cluster would hold
+    them (``manifest_notes.reviewed_manifests``): what it leaves out, with a note each."""
+    found = read_manifests(paths, stdin)
+    for where, obj in found:
+        try:
+            if checked(obj):
+                checked_identity(obj)
+        except DocumentError as exc:
+            raise ManifestError(f"error parsing {exc.where(where)}") from None
+    return reviewed_manifests(found, default_namespace)
 
 
 def read_manifests(paths: Sequence[str], stdin: TextIO) -> list[tuple[str, dict[str, Any]]]:
@@ -227,7 +260,7 @@ def _parse(text: str, name: str) -> Iterator[tuple[str, dict[str, Any]]]:
 def _documents(text: str, name: str) -> list[Any]:
     if text.lstrip().startswith(("{", "[")):
         try:
-            return [decode_json(text)]
+            return [decode_json(text, unique_keys=True)]
         except DocumentError as exc:
             raise ManifestError(f"error parsing {exc.where(f'{name}: document 1')}") from None
         except ValueError:
@@ -236,8 +269,8 @@ def _documents(text: str, name: str) -> list[Any]:
         return yaml_documents(text)
     except StreamError as exc:
         where = name if exc.document is None else f"{name}: document {exc.document}"
-        separator = ":" if exc.document is None else ""
-        raise ManifestError(f"error parsing {where}{separator} {exc.problem}") from None
+        separator = " " if exc.document is not None and exc.problem.startswith("is ") else ": "
+        raise ManifestError(f"error parsing {where}{separator}{exc.problem}") from None
 
 
 def _is_list(document: Any) -> bool:

@@ -2,9 +2,12 @@
 
 Both construct with the same constructors (``_read_as_kubectl``): timestamps stay the text
 written, ``!!binary`` is its text, sets, ordered maps and pairs are the maps and lists they are
-written as, and a value that cannot be constructed is a YAMLError with its line.
+written as, a value that cannot be constructed is a YAMLError with its line, and so is a
+mapping that sets a key twice (``DuplicateKeyError``: ``key "x" already set in map``, go-yaml's
+words; a key merged in with ``<<`` may be set again).
 
-``PureLoader`` is PyYAML's pure-Python reader; its composer counts what aliases expand to, as
+``PureLoader`` is PyYAML's pure-Python reader (its scanner in linear time:
+``yaml_scanning.LinearSimpleKeys``); its composer counts what aliases expand to, as
 kubectl's reader (go-yaml) does, and refuses an anchor inside its own value and "excessive
 aliasing". It is the reference: its results and its error messages are the ones the readers give.
 
@@ -38,7 +41,9 @@ import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
-__all__ = ["PureLoader", "excessive_aliasing", "fast_documents"]
+from ome_operator.cluster.yaml_scanning import LinearSimpleKeys
+
+__all__ = ["DuplicateKeyError", "PureLoader", "excessive_aliasing", "fast_documents"]
 
 #: libyaml's reader, where PyYAML was built with it.
 _C_LOADER: Any = getattr(yaml, "CSafeLoader", None)
@@ -47,8 +52,35 @@ _DIVERGENT = re.compile(r"[\t\ufeff]|[|>][-+0-9]*#")
 _FLOW_START = re.compile(r"[\[{]")
 
 
+class DuplicateKeyError(ConstructorError):
+    """A mapping that sets a key twice (as kubectl's reader, go-yaml, refuses it): two
+    documents written one after the other without ``---`` between them are one such."""
+
+    def __init__(self, key: Any, mark: Any) -> None:
+        super().__init__(None, None, f"key {_shown_key(key)} already set in map", mark)
+        self.key = key
+
+
+def _shown_key(key: Any) -> str:
+    return json.dumps(key if isinstance(key, str) else str(key), ensure_ascii=False)
+
+
 class _Constructing:
     """What both readers construct differently from PyYAML's safe loader."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A mapping whose keys are written once each (merged keys, ``<<``, may be set
+        again: that is what merging is for)."""
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                key = self.construct_object(key_node)  # type: ignore[attr-defined]
+                if key in seen:
+                    raise DuplicateKeyError(key, key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep)  # type: ignore[misc]
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
         try:
@@ -81,7 +113,7 @@ def _read_as_kubectl(loader: Any) -> None:
     loader.add_constructor("tag:yaml.org,2002:binary", _Constructing._binary_text)
 
 
-class PureLoader(_Constructing, yaml.SafeLoader):
+class PureLoader(_Constructing, LinearSimpleKeys, yaml.SafeLoader):
     """PyYAML's pure-Python reader, composing aliases as kubectl's reader (go-yaml) does."""
 
     def __init__(self, stream: str) -> None:

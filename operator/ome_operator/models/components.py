@@ -6,11 +6,70 @@ stay as preserved extras; the fields the operator reads are typed. Unset stays `
 
 from __future__ import annotations
 
-from pydantic import StrictInt, StrictStr
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, StrictBool, StrictInt, StrictStr, WrapValidator
+from typing_extensions import TypedDict
 
 from .base import CRDModel, IntOrString, JsonDict
 
-__all__ = ["AcceleratorSelector", "ComponentSpec", "LeaderSpec", "WorkerSpec"]
+__all__ = ["AcceleratorSelector", "ComponentSpec", "LeaderSpec", "Runner", "WorkerSpec"]
+
+
+class _EnvVar(TypedDict, total=False):
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+    name: StrictStr
+    value: StrictStr
+    valueFrom: JsonDict
+
+
+class _ContainerPort(TypedDict, total=False):
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+    name: StrictStr
+    containerPort: StrictInt
+    protocol: StrictStr
+
+
+class _VolumeMount(TypedDict, total=False):
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+    name: StrictStr
+    mountPath: StrictStr
+    readOnly: StrictBool
+    subPath: StrictStr
+
+
+class _Container(TypedDict, total=False):
+    """The fields of a core/v1 Container the API server types and the pods copy as they
+    are: of the wrong type, a pod would be refused when written, so the runtime or
+    InferenceService holding them is refused when read (``image: 12`` is not an image)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+    name: StrictStr
+    image: StrictStr
+    imagePullPolicy: StrictStr
+    workingDir: StrictStr
+    command: list[StrictStr]
+    args: list[StrictStr]
+    env: list[_EnvVar]
+    envFrom: list[JsonDict]
+    ports: list[_ContainerPort]
+    volumeMounts: list[_VolumeMount]
+    resources: JsonDict
+    livenessProbe: JsonDict
+    readinessProbe: JsonDict
+    startupProbe: JsonDict
+    lifecycle: JsonDict
+    securityContext: JsonDict
+
+
+def _as_written(value: Any, handler: Any) -> Any:
+    """Checked against ``_Container``, kept as written (key order and all)."""
+    handler(value)
+    return value
+
+
+#: A runner container: a plain dict, its typed fields checked (``_Container``).
+Runner = Annotated[_Container, WrapValidator(_as_written)]
 
 
 class AcceleratorSelector(CRDModel):
@@ -20,14 +79,14 @@ class AcceleratorSelector(CRDModel):
 class LeaderSpec(CRDModel):
     """Inline PodSpec (extras) plus the leader's runner container."""
 
-    runner: JsonDict | None = None
+    runner: Runner | None = None
 
 
 class WorkerSpec(CRDModel):
     """Inline PodSpec (extras) plus the worker count and runner container."""
 
     size: StrictInt | None = None
-    runner: JsonDict | None = None
+    runner: Runner | None = None
 
 
 class ComponentSpec(CRDModel):
@@ -41,7 +100,7 @@ class ComponentSpec(CRDModel):
     max_unavailable: IntOrString | None = None
     deployment_strategy: JsonDict | None = None
     lifecycle: JsonDict | None = None
-    runner: JsonDict | None = None
+    runner: Runner | None = None
     leader: LeaderSpec | None = None
     worker: WorkerSpec | None = None
     accelerator_override: AcceleratorSelector | None = None

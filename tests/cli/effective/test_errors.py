@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from tests.builders import runtime_manifest
 from tests.cli.effective.reports import (
     LLAMA,
     MANAGED,
@@ -33,7 +32,8 @@ DNS_DETAIL = (
             "chat",
             "xml",
             {},
-            'unknown output format "xml": must be one of table, wide, json, yaml',
+            'unable to match a printer suitable for the output format "xml", allowed formats '
+            "are: json,jsonpath,name,wide,yaml",
             id="an unknown output format",
         ),
         pytest.param(
@@ -94,15 +94,6 @@ DNS_DETAIL = (
             'InferenceService "default/chat" is invalid: status.observedGeneration: must be an '
             'integer (got "1"); status.conditions[0]: must be an object (got "x")',
             id="a malformed status",
-        ),
-        pytest.param(
-            [runtime_manifest("vllm-llama", disabled="yes"), MODEL, service()],
-            "chat",
-            "table",
-            {},
-            'ClusterServingRuntime "vllm-llama" is invalid: spec.disabled: must be a boolean '
-            '(got "yes")',
-            id="a malformed runtime",
         ),
     ],
 )

@@ -7,8 +7,10 @@ import hashlib
 import io
 import json
 import pathlib
+import re
 import textwrap
 
+import pytest
 import yaml
 
 from ome_operator.cli.main import main
@@ -93,34 +95,64 @@ def test_long_names_revisions_and_issues_keep_both_ends_and_a_digest() -> None:
     assert all(len(v) <= 54 for _, _, v in rows)
 
 
-def test_wide_prints_a_row_per_view_and_component_with_full_names() -> None:
-    short = LLAMA_HASH[:8]
+def test_wide_is_the_table_with_each_value_whole_at_the_end() -> None:
     objects = [LLAMA, MODEL, service(runtime=NAMED, decoder={})]
+    short = LLAMA_HASH[:8]
     expected = textwrap.dedent(f"""\
-        VIEW     STATE       REASON   RUNTIME                            REVISION   HASH       COMPONENT   MODE            MODE-SOURCE   PIN        PIN-STATE       SYNC     STATUS    DRIFT         LIVE-RELATION   ISSUES
-        Live     Available   -        ClusterServingRuntime/vllm-llama   -          {short}   engine      RawDeployment   Default       AutoSync   NotApplicable   Absent   Current   NotReported   Equal           -
-        Live     Available   -        ClusterServingRuntime/vllm-llama   -          {short}   decoder     RawDeployment   Default       AutoSync   NotApplicable   Absent   Current   NotReported   Equal           -
-        Active   Available   -        ClusterServingRuntime/vllm-llama   -          {short}   engine      RawDeployment   Default       AutoSync   NotApplicable   Absent   Current   NotReported   Equal           -
-        Active   Available   -        ClusterServingRuntime/vllm-llama   -          {short}   decoder     RawDeployment   Default       AutoSync   NotApplicable   Absent   Current   NotReported   Equal           -
-        """)  # noqa: E501
+        SCOPE     FIELD           VALUE                     FULL-VALUE
+        Live      STATE           Available                 Available
+        Live      RUNTIME         CSR/vllm-llama            ClusterServingRuntime/vllm-llama
+        Live      HASH            {short}                  {LLAMA_HASH}
+        Live      ENGINE          RawDeployment (Default)   RawDeployment (Default)
+        Live      DECODER         RawDeployment (Default)   RawDeployment (Default)
+        Active    STATE           Available                 Available
+        Active    RUNTIME         CSR/vllm-llama            ClusterServingRuntime/vllm-llama
+        Active    HASH            {short}                  {LLAMA_HASH}
+        Active    ENGINE          RawDeployment (Default)   RawDeployment (Default)
+        Active    DECODER         RawDeployment (Default)   RawDeployment (Default)
+        Service   PIN             AutoSync/NotApplicable    AutoSync/NotApplicable
+        Service   SYNC            Absent                    Absent
+        Service   STATUS          Current                   Current
+        Service   DRIFT           NotReported               NotReported
+        Service   LIVE-RELATION   Equal                     Equal
+        """)
     assert effective(objects, output="wide") == (0, expected, "")
 
 
-def test_wide_prints_one_dashed_row_for_a_view_without_components() -> None:
-    objects = [
-        LLAMA,
-        MODEL,
-        service(
-            runtime={"name": "team-llama", "kind": "ServingRuntime", "autoSync": False},
-            status={"observedGeneration": 1, "pinnedRevisionName": "cr-1"},
-        ),
-    ]
-    expected = textwrap.dedent("""\
-        VIEW     STATE         REASON     RUNTIME                             REVISION   HASH   COMPONENT   MODE   MODE-SOURCE   PIN          PIN-STATE         SYNC     STATUS    DRIFT         LIVE-RELATION   ISSUES
-        Live     Unavailable   NotFound   ServingRuntime/default/team-llama   -          -      -           -      -             ManagedPin   RevisionMissing   Absent   Current   NotReported   Unknown         InheritanceUnavailable,LiveRuntimeUnavailable,ActiveRevisionUnavailable,RevisionNotFound(cr-1)
-        Active   Unavailable   NotFound   ServingRuntime/default/team-llama   cr-1       -      -           -      -             ManagedPin   RevisionMissing   Absent   Current   NotReported   Unknown         InheritanceUnavailable,LiveRuntimeUnavailable,ActiveRevisionUnavailable,RevisionNotFound(cr-1)
-        """)  # noqa: E501
-    assert effective(objects, output="wide") == (0, expected, "")
+WIDE_CASES = [
+    pytest.param([LLAMA, MODEL, service(runtime=NAMED, decoder={})], id="two components"),
+    pytest.param(
+        [
+            LLAMA,
+            MODEL,
+            service(
+                runtime={"name": "team-llama", "kind": "ServingRuntime", "autoSync": False},
+                status={"observedGeneration": 1, "pinnedRevisionName": "cr-1"},
+            ),
+        ],
+        id="views without components, and issues",
+    ),
+    pytest.param(
+        [
+            runtime_manifest("vllm-" + "x" * 60),
+            MODEL,
+            service(runtime={"name": "vllm-" + "x" * 60}),
+        ],
+        id="a runtime name cut to 54 characters",
+    ),
+]
+
+
+def _cells(text: str) -> list[list[str]]:
+    return [re.split(r"   +", line) for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("objects", WIDE_CASES)
+def test_wide_only_adds_a_column_at_the_end(objects: list[dict]) -> None:
+    _, table, _ = effective(objects)
+    _, wide, _ = effective(objects, output="wide")
+    assert [row[:3] for row in _cells(wide)] == _cells(table)
+    assert _cells(wide)[0][3:] == ["FULL-VALUE"]
 
 
 def view_document(state: str, value_hash: str | None, revision_name: str | None = None) -> dict:

@@ -55,8 +55,8 @@ def test_selection_context_names_the_inheritance_problem() -> None:
 
 
 def test_context_that_cannot_be_collected_is_two_rows() -> None:
-    broken = runtime_manifest("vllm-llama", disabled="yes")
-    reader = ManifestReader([broken, MODEL, service(runtime=NAMED)])
+    broken = service(runtime=NAMED, status={"observedGeneration": "1"})
+    reader = ManifestReader([runtime_manifest("vllm-llama"), MODEL, broken])
     isvc = from_manifest(reader.get(INFERENCE_SERVICE, "default", "chat"))
     assert context_rows(reader, "default", isvc, "ome") == list(UNAVAILABLE_CONTEXT_ROWS)
     assert UNAVAILABLE_CONTEXT_ROWS == (
