@@ -87,8 +87,9 @@ def test_quantities_are_stored_normalised_and_left_alone(cluster, namespace, ope
 
     limits = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert limits == {"nvidia.com/gpu": "1", "cpu": "2", "memory": "1Gi"}
+    mark = cluster.plane.audit_mark()
     cluster.patch(ISVC, namespace, "chat", {"metadata": {"labels": {"team": "a"}}})
-    assert cluster.quiet_writes(namespace, 4.0) == [
+    assert cluster.quiet_writes(namespace, 4.0, since=mark) == [
         f"patch deployments {namespace}/chat-engine",
         f"patch services {namespace}/chat-engine",
         f"patch poddisruptionbudgets {namespace}/chat-engine",

@@ -265,9 +265,13 @@ class Cluster:
             found.append(f"{record['verb']} {resource} {where}")
         return found
 
-    def quiet_writes(self, namespace: str, window: float = 4.0) -> list[str]:
-        """The operator's writes in ``namespace`` during ``window`` seconds from now."""
-        mark = self.plane.audit_mark()
+    def quiet_writes(
+        self, namespace: str, window: float = 4.0, *, since: int | None = None
+    ) -> list[str]:
+        """The operator's writes in ``namespace`` until ``window`` seconds from now, from
+        ``since`` (an audit mark taken before the change that causes them: the operator's first
+        write may land before this call) or from now."""
+        mark = self.plane.audit_mark() if since is None else since
         time.sleep(window)
         return self.operator_writes(mark, namespace)
 

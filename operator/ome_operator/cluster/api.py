@@ -324,16 +324,31 @@ def _fence_connections(pool: urllib3.HTTPConnectionPool) -> None:
     class FencedConnection(base):
         def send(self, data: Any) -> None:
             check = getattr(_ARMED, "check", None)
-            if check is not None:
-                _ARMED.check = None
-                if self.sock is None:
-                    self.connect()
-                check()
-            super().send(data)
+            if check is None:
+                super().send(data)
+                return
+            _ARMED.check = None
+            if self.sock is None:
+                self.connect()
+            _checked_send(self.sock, data, check)
 
     options = pool.conn_kw.get("socket_options", base.default_socket_options)
     pool.ConnectionCls = FencedConnection
     pool.conn_kw["socket_options"] = [*(options or ()), _RESET_ON_CLOSE]
+
+
+def _checked_send(sock: Any, data: bytes, check: Callable[[], object]) -> None:
+    """``check()``, then ``data`` handed to the kernel by a C method called straight after it:
+    between the two the interpreter has no point where it switches threads. Through Python
+    code in between (``http.client``, ``ssl.SSLSocket.sendall``), a thread could be made to
+    wait for another there, be paused (SIGSTOP) while it waited, and send after the pause what
+    the check let through before it; the fencing test on the control plane saw it happen. The
+    C call is the TLS object's ``write`` (``SSLSocket.sendall`` ends in it; the ssl module does
+    not enable partial writes, so it writes all), or a plain socket's ``sendall``."""
+    tls = getattr(sock, "_sslobj", None)
+    write = tls.write if tls is not None else sock.sendall
+    check()
+    write(data)
 
 
 def _failure(method: str, path: str, response: Any, status: Mapping[str, Any]) -> ApiError:
