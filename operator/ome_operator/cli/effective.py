@@ -130,7 +130,7 @@ def collect_evidence(
     ome_namespace: str,
     warn: Callable[[str], None] | None = None,
 ) -> Evidence:
-    """Everything ``build_report`` needs for ``isvc``, read once (S13.2); a runtime or model
+    """Everything ``build_report`` needs for ``isvc``, read once; a runtime or model
     that does not parse is left out, with a ``Warning:`` to ``warn``."""
     spec = isvc.spec
     runtimes, model = Lookup(), Lookup()
@@ -187,7 +187,7 @@ def _whole_rows(report: RuntimeEffectiveReport) -> list[_WholeRow]:
 
 
 def effective_rows(report: RuntimeEffectiveReport) -> list[Row]:
-    """The S13.3 ``SCOPE FIELD VALUE`` rows, values cut to 54 characters (S13.5)."""
+    """The ``SCOPE FIELD VALUE`` rows, values cut to 54 characters (README, ``effective``)."""
     return _shortened([(s, f, v) for s, f, v, _ in _whole_rows(report)])
 
 

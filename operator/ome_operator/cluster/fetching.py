@@ -1,5 +1,6 @@
 """What the CLI reads for one decision, through any ``ObjectReader`` (a cluster or ``-f``
-manifests alike), parsed: a model as lookups find it, and the runtime candidates (S12.4).
+manifests alike), parsed: a model as lookups find it, and the runtime candidates
+(docs/runtime-selection.md).
 
 A runtime or model that does not parse is left out, as the operator leaves it out: the
 operator's ``MalformedResource`` text (``<the parse error>; it is ignored until it changes``)
@@ -17,7 +18,7 @@ from .resources import BASE_MODEL, CLUSTER_BASE_MODEL, CLUSTER_SERVING_RUNTIME, 
 
 __all__ = ["CLI_COLLECTION_LIMIT", "read_model", "read_runtimes", "set_aside_warning"]
 
-#: The CLI reads runtimes in pages of 500 and refuses snapshots above this many (S12.4).
+#: The CLI reads runtimes in pages of 500 and refuses snapshots above this many.
 CLI_COLLECTION_LIMIT = 1000
 _PAGE_SIZE = 500
 _TOO_MANY = "runtime candidate snapshot exceeds the CLI collection limit"
@@ -44,7 +45,7 @@ def _parsed(obj: dict[str, Any], warn: Warn | None) -> Any:
 def read_model(
     reader: ObjectReader, namespace: str, name: str, warn: Warn | None = None
 ) -> ModelResource:
-    """S12.4: a BaseModel in the namespace, else the ClusterBaseModel (its NotFound text);
+    """A BaseModel in the namespace, else the ClusterBaseModel (its NotFound text);
     one that does not parse is passed over, as if not there."""
     try:
         model = _parsed(reader.get(BASE_MODEL, namespace, name), warn)

@@ -1,9 +1,9 @@
 """What the renderers need to know about one component, decided before rendering starts.
 
-The reconciler resolves the runtime, the model, the merge (S4), the mode (S3) and the replica
-bounds; rendering only reads them. The budget defaults come from the operator configuration
-(``operator_config.PdbDefaults``, S1.10), and so does the model volume's source
-(``model_volumes``, docs/configuration.md).
+The reconciler resolves the runtime, the model, the merge, the mode (docs/deployment-modes.md)
+and the replica bounds; rendering only reads them. The budget defaults come from the operator
+configuration (``operator_config.PdbDefaults``), and so does the model volume's source
+(``model_volumes``), both in docs/configuration.md.
 """
 
 from __future__ import annotations

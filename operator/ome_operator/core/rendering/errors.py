@@ -1,10 +1,10 @@
 """Why a component's objects could not be rendered; each error renders the exact sentence.
 
-ComponentRenderError              a component fails (S6): no workload for it or any later one
-├── PlaceholderError              S5.1.7 malformed Go-style template in a runner string
-├── PdbResolutionError            S5.5 the budget's fields conflict or a value is invalid
-├── PdbPreflightError             S5.5 a same-named budget exists that this service did not create
-├── ResourceQuantityError         S5.1.5 a runner's GPU request is not a whole number
+ComponentRenderError              a component fails: no workload for it or any later one
+├── PlaceholderError              malformed Go-style template in a runner string
+├── PdbResolutionError            the budget's fields conflict or a value is invalid
+├── PdbPreflightError             a same-named budget exists that this service did not create
+├── ResourceQuantityError         a runner's GPU request is not a whole number
 └── PodPolicyDenied               pod fields the pod policy refuses (docs/configuration.md)
 """
 
