@@ -29,9 +29,23 @@ from typing import Any
 import yaml
 
 from tests.support.certificates import write_control_plane_certificates
-from tests.support.local_processes import Process, free_port, free_ports, write_kubeconfig
+from tests.support.local_processes import (
+    Process,
+    free_port,
+    free_ports,
+    kept_port,
+    write_kubeconfig,
+)
 
-__all__ = ["Binaries", "ControlPlane", "Process", "build_binaries", "free_port", "free_ports"]
+__all__ = [
+    "Binaries",
+    "ControlPlane",
+    "Process",
+    "build_binaries",
+    "free_port",
+    "free_ports",
+    "kept_port",
+]
 __all__ += ["running_control_plane", "user_requests", "write_kubeconfig"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ import yaml
 
 from tests.support.control_plane import (
     ControlPlane,
-    free_port,
+    kept_port,
     user_requests,
     write_kubeconfig,
 )
@@ -173,7 +173,7 @@ class Cluster:
         ServiceAccount (``watched``: a namespace where it may write)."""
         install_crds(plane)
         plane.kubectl("apply", "-k", str(ROOT / "manifests" / "crds"))
-        port = free_port()
+        port = kept_port()  # the webhook's, for the whole session
         overlay = loopback_overlay(folder / "install", port, base)
         plane.kubectl("apply", "-k", str(overlay))
         plane.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")

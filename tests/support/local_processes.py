@@ -28,6 +28,32 @@ def free_ports(count: int) -> list[int]:
         return [sock.getsockname()[1] for sock in sockets]
 
 
+#: Where ``kept_port`` looks: below the kernel's ephemeral range (ip_local_port_range starts at
+#: 32768 by default), so no outgoing connection is given the port while nothing listens on it.
+_KEPT_PORTS = range(20000, 32000)
+_kept: set[int] = set()
+
+
+def kept_port() -> int:
+    """A free port on 127.0.0.1 that stays this process's for a whole session, through the times
+    nothing listens on it (a webhook's port between two runs of the operator): one from the
+    ephemeral range could meanwhile become the local port of any outgoing connection, and the
+    next listener would then fail to bind ("address already in use"). Never the same twice."""
+    start = os.getpid() % len(_KEPT_PORTS)
+    for step in range(len(_KEPT_PORTS)):
+        port = _KEPT_PORTS[(start + step * 7919) % len(_KEPT_PORTS)]
+        if port in _kept:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _kept.add(port)
+        return port
+    raise RuntimeError(f"no free port on 127.0.0.1 in {_KEPT_PORTS}")
+
+
 def write_kubeconfig(
     path: pathlib.Path, server: str, ca_file: pathlib.Path, token: str, namespace: str = "default"
 ) -> pathlib.Path:
