@@ -58,11 +58,18 @@ def _conflict_events(cluster, namespace: str, name: str) -> list[tuple[str, str]
     ]
 
 
+def _revised(deployment: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``deployment`` once the Deployment controller has annotated its revision, else None."""
+    annotations = ((deployment or {}).get("metadata") or {}).get("annotations") or {}
+    return deployment if "deployment.kubernetes.io/revision" in annotations else None
+
+
 def test_a_foreign_labelled_deployment_is_never_modified(cluster, namespace, operator):
     seed(cluster, namespace)
     labels = {"ome.io/inferenceservice": "victim3", "component": "engine"}
     cluster.apply(_foreign_deployment(namespace, "victim3-engine", labels))
-    theirs = cluster.stored(DEPLOYMENT, namespace, "victim3-engine")
+    # As its Deployment controller left it (it adds its revision annotation): what is compared.
+    theirs = eventually(lambda: _revised(cluster.stored(DEPLOYMENT, namespace, "victim3-engine")))
     mark = cluster.plane.audit_mark()
 
     seed(cluster, namespace, isvc(namespace, "victim3"))
