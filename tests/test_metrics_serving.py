@@ -16,6 +16,7 @@ import pytest
 from ome_operator.handlers.startup import unready_reason
 from ome_operator.metrics import serve_metrics
 from tests.support.operator_run import free_port
+from tests.support.socket_servers import shut
 
 
 def get(port: int, path: str) -> tuple[int, str]:
@@ -36,8 +37,7 @@ def test_readiness_follows_the_listing_and_metrics_are_served(capfd):
         after = get(port, "/readyz")
         status, text = get(port, "/metrics")
     finally:
-        server.shutdown()
-        server.server_close()
+        shut(server)
     assert (before, after) == (
         (503, "not ready: the caches have not listed the cluster yet\n"),
         (200, "ok\n"),

@@ -31,11 +31,11 @@ from . import OME_VERSION, __version__
 __all__ = ["Access", "Metrics", "serve_metrics"]
 
 #: Seconds a key waits in a work queue: a pass takes up to seconds, a burst of changes queues
-#: every InferenceService (S9), so the tail reaches minutes.
+#: every InferenceService, so the tail reaches minutes.
 QUEUE_WAIT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0)
-#: InferenceServices one runtime change moves (S16.6): none, a few, a namespace, a cluster.
+#: InferenceServices one runtime change moves: none, a few, a namespace, a cluster.
 MOVED_BUCKETS = (0, 1, 5, 10, 50, 100, 500, 1000, 5000, 10000)
-#: Seconds an admission review takes: the API server gives the webhook 10 (S7).
+#: Seconds an admission review takes: the API server gives the webhook 10.
 WEBHOOK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
@@ -209,7 +209,7 @@ class Metrics:
         )
         self.replica_passes = Counter(
             "ome_inferencereplica_reconcile_total",
-            "InferenceReplica controller passes (result: success|error), beyond S10.",
+            "InferenceReplica controller passes (result: success|error).",
             ["result"],
             registry=registry,
         )
@@ -237,7 +237,7 @@ class Metrics:
         self.moved = Histogram(
             "ome_runtime_change_moved_inferenceservices",
             "InferenceServices a reviewed runtime change moves to another runtime or leaves "
-            "with none (S16.6), one observation per review once the caches have listed (kind: "
+            "with none, one observation per review once the caches have listed (kind: "
             "ServingRuntime|ClusterServingRuntime, operation: CREATE|UPDATE|DELETE).",
             ["kind", "operation"],
             buckets=MOVED_BUCKETS,
@@ -330,7 +330,7 @@ class Metrics:
             self.set_components_in_mode(*pair, self._mode_counts[pair])
 
     def track_unresolved(self, key: Hashable, unresolved: bool) -> None:
-        """Whether one InferenceService has no runtime now (S8.2)."""
+        """Whether one InferenceService has no runtime now (its RuntimeReady is False)."""
         if unresolved:
             self._unresolved.add(key)
         else:

@@ -1,4 +1,5 @@
-"""``ome-operator``: ``run`` starts the operator; ``render`` prints what it would do (S16.2).
+"""``ome-operator``: ``run`` starts the operator; ``render`` prints what it would do
+(docs/reference/cli.md, ome-operator render).
 
 Errors print ``error: <message>`` on stderr and exit 1, never a traceback. Each command imports
 what it runs when it runs (``render`` the core, ``run`` kopf and the handlers).

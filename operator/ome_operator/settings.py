@@ -1,11 +1,11 @@
 """The operator's settings, in one place: the flags of ``ome-operator run`` with their defaults
-and help (S1.10, S10), and the ConfigMap that it re-reads while it runs.
+and help (docs/configuration.md), and the ConfigMap that it watches while it runs.
 
 ``RunOptions`` is the one declaration of every flag: ``add_run_flags`` builds the command line
 from its fields and ``RunOptions.from_args`` reads it back, so a default is written once. What the
 ConfigMap ``inferenceservice-config`` holds is ``core.operator_config.OperatorConfig`` (pure, it
-holds every default a decision reads); ``ConfigSource`` (``controller.configuring``) re-reads it
-every ``config_cache_ttl`` seconds from ``operator_namespace`` into each pass's snapshot.
+holds every default a decision reads); ``ConfigSource`` (``controller.configuring``) reads it from
+``operator_namespace`` at start, then keeps it current by a watch, for each pass's snapshot.
 """
 
 from __future__ import annotations
@@ -125,7 +125,8 @@ class RunOptions:
     )
     config_cache_ttl: float = _flag(
         30.0,
-        "Seconds between re-reads of the operator configuration",
+        "Seconds a namespace's labels are held before they are read again (the pod policy's "
+        "exceptions select namespaces by label)",
         "--config-cache-ttl",
         type=float,
     )

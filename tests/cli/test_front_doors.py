@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import os
 import pathlib
+import platform
 import signal
 import subprocess
 import sys
@@ -131,6 +132,16 @@ def test_a_closed_pipe_ends_the_command_quietly() -> None:
     assert (done.returncode, done.stderr) == (141, "")
 
 
+#: read(2)'s number in /proc/PID/syscall, by machine.
+READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}
+
+
+def reading_stdin(pid: int) -> bool:
+    """Whether the process's main thread waits in read(2) on its standard input (fd 0)."""
+    found = pathlib.Path(f"/proc/{pid}/syscall").read_text().split()
+    return found[:2] == [READ_SYSCALL[platform.machine()], "0x0"]
+
+
 def test_ctrl_c_exits_130_without_a_traceback() -> None:
     process = subprocess.Popen(
         [str(BIN / "ome-operator"), "render", "-f", "-"],
@@ -139,7 +150,10 @@ def test_ctrl_c_exits_130_without_a_traceback() -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)  # reading stdin, which never ends
+    deadline = time.monotonic() + 30
+    while not reading_stdin(process.pid):  # it reads stdin, which never ends
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.01)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert (process.returncode, out, err) == (130, "", "")

@@ -14,9 +14,12 @@ from kubernetes import config as k8s_config
 
 from ome_operator.cluster.api import KubeApi
 from ome_operator.cluster.errors import (
+    AlreadyExists,
     ApiError,
     Conflict,
+    FieldConflict,
     Gone,
+    NamespaceTerminating,
     NotFound,
     Refused,
     TimedOut,
@@ -71,10 +74,39 @@ async def test_a_second_create_is_a_conflict_already_exists(kubeconfig):
     with pytest.raises(ApiError) as raised:
         await asyncio.to_thread(api.create, CONFIG_MAP)
     assert (type(raised.value), raised.value.status, raised.value.reason) == (
-        Conflict,
+        AlreadyExists,
         409,
         "AlreadyExists",
     )
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "causes", "kind"),
+    [
+        pytest.param(409, "AlreadyExists", (), AlreadyExists, id="a create finding the name taken"),
+        pytest.param(
+            409, "Conflict", (), Conflict, id="a stale resourceVersion is a plain conflict"
+        ),
+        pytest.param(
+            409,
+            "Conflict",
+            ("FieldManagerConflict",),
+            FieldConflict,
+            id="an apply changing another manager's fields",
+        ),
+        pytest.param(
+            403,
+            "Forbidden",
+            ("NamespaceTerminating",),
+            NamespaceTerminating,
+            id="a create in a namespace being deleted",
+        ),
+        pytest.param(403, "Forbidden", (), Refused, id="any other refusal"),
+    ],
+)
+def test_answers_are_typed_by_their_reason_and_causes(status, reason, causes, kind):
+    error = api_error(status, "m", reason, causes)
+    assert type(error) is kind
 
 
 async def test_deleting_what_is_gone_is_no_failure(kubeconfig):

@@ -12,6 +12,7 @@ import pytest
 from kubernetes import client as k8s_client
 
 from ome_operator.cluster.api import KubeApi
+from tests.support.socket_servers import shut
 
 #: The API server's address: never connected to, the proxy answers for it.
 API_SERVER = "http://127.0.0.1:9"
@@ -40,8 +41,7 @@ def proxy() -> Iterator[str]:
     thread.start()
     _Proxy.seen = []
     yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    shut(server)
 
 
 def test_a_proxied_request_names_the_whole_url(proxy: str) -> None:

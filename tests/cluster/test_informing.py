@@ -82,7 +82,9 @@ async def informer(api: KubeApi, received: Received) -> AsyncIterator[Informer]:
         retry_delay=lambda failures: 0.05,
         label_selector=OWNER,
         page_size=2,
-        watch_seconds=5,  # bounds the wait should stop ever fail to break a watch off
+        # A watch that stop() broke off stays open on the emulator's side until it ends: the
+        # emulator's stop waits that long.
+        watch_seconds=1,
     )
     yield watcher
     await asyncio.to_thread(watcher.stop)

@@ -17,14 +17,16 @@ KEY = ("default", "chat")
 
 
 class _Api(KubeApi):
-    """Answers every create with the object at resourceVersion "7"."""
+    """Answers every create and apply with the object at resourceVersion "7"."""
 
     def __init__(self) -> None:
         self.seen: list[dict] = []
 
-    def create(self, obj):  # type: ignore[override]
+    def apply(self, obj, **_):  # type: ignore[override]
         self.seen.append(obj)
         return {**obj, "metadata": {**obj["metadata"], "resourceVersion": "7"}}
+
+    create = apply  # type: ignore[assignment]
 
 
 def _deployment(version: str | None) -> dict:

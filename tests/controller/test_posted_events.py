@@ -7,7 +7,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry
 
 from ome_operator.cluster.api import KubeApi
-from ome_operator.cluster.errors import Conflict
+from ome_operator.cluster.errors import api_error
 from ome_operator.controller.running import Controller
 from ome_operator.core.operator_config import OperatorConfig
 from ome_operator.core.plans import Event
@@ -88,7 +88,7 @@ class _Server(_Api):
     def create(self, obj):  # type: ignore[override]
         name = obj["metadata"].get("name")
         if name is not None and name in self.names:
-            raise Conflict(409, f'events "{name}" already exists', "AlreadyExists")
+            raise api_error(409, f'events "{name}" already exists', "AlreadyExists")
         self.names.append(name)
         return super().create(obj)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ome_operator.cluster.errors import Refused
+from ome_operator.cluster.errors import api_error
 from ome_operator.controller.owned import OwnedObjects
 from ome_operator.controller.queue import Backoff
 from ome_operator.controller.refusals import REFUSAL_BACKOFF, Refusal, Refusals
@@ -135,10 +135,10 @@ class TerminatingNamespace:
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(f"create {obj['kind']}")
-        raise Refused(403, TERMINATING, "Forbidden", ("NamespaceTerminating",))
+        raise api_error(403, TERMINATING, "Forbidden", ("NamespaceTerminating",))
 
-    def merge_patch(self, obj: dict[str, Any], *args: Any) -> dict[str, Any]:
-        self.calls.append(f"patch {obj['kind']}")
+    def apply(self, obj: dict[str, Any], **_: Any) -> dict[str, Any]:
+        self.calls.append(f"apply {obj['kind']}")
         return obj
 
 

@@ -15,6 +15,7 @@ from ome_operator.controller.writing import Echoes, OwnerGoing, PlanWriter
 from ome_operator.core.ownership import NameConflict
 from ome_operator.core.plans import Outcome, ReconcilePlan
 from tests.builders import isvc_manifest
+from tests.integration.observing import stored
 from tests.support.kube_access import apply_object
 
 
@@ -102,6 +103,32 @@ async def test_an_adoption_reads_the_owner_first_and_stops_when_it_is_being_dele
         await asyncio.to_thread(
             writer.write, ("default", "chat"), stored, {("Deployment", "chat-engine"): orphan}, plan
         )
+
+
+async def test_what_the_watch_showed_deleted_is_created_again_only_for_a_living_owner(kube, api):
+    """The garbage collector removes an InferenceService's objects once it is gone; their
+    deletions may be heard before its own: a create of one reads the owner first."""
+    isvc = await apply_object(kube, isvc_manifest("chat"))
+    desired = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "chat", "namespace": "default"},
+        "spec": {"ports": [{"port": 80}]},
+    }
+    writer = PlanWriter(lambda: api, OwnedObjects(), lambda *key: None)
+    writer.loop = asyncio.get_running_loop()
+    plan = ReconcilePlan(Outcome.SUCCESS, apply=(desired,))
+    key = ("default", "chat")
+    await asyncio.to_thread(writer.write, key, isvc, {}, plan)  # written once
+    async with kube.delete("/apis/ome.io/v1beta1/namespaces/default/inferenceservices/chat"):
+        pass
+    async with kube.delete("/api/v1/namespaces/default/services/chat"):
+        pass
+    writer.saw_deleted(key, desired)
+
+    with pytest.raises(OwnerGoing):  # the cached body shows no deletion yet
+        await asyncio.to_thread(writer.write, key, isvc, {}, plan)
+    assert stored(kube, "v1/services", "default", "chat") is None
 
 
 class _Clock:

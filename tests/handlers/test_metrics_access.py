@@ -29,6 +29,7 @@ from ome_operator.metrics import serve_metrics
 from tests.support.installed_cluster import eventually
 from tests.support.kube_access_reviews import AccessReviews
 from tests.support.operator_run import free_port
+from tests.support.socket_servers import shut
 
 ALICE = {"username": "alice", "uid": "u-a", "groups": ["system:authenticated"]}
 BOB = {"username": "bob", "uid": "u-b", "groups": ["system:authenticated"]}
@@ -58,8 +59,7 @@ def serving_metrics(**options: Any) -> Iterator[tuple[str, Any]]:
     try:
         yield f"{scheme}://127.0.0.1:{port}", server
     finally:
-        server.shutdown()
-        server.server_close()
+        shut(server)
 
 
 @pytest.fixture
@@ -109,14 +109,14 @@ def test_metrics_are_served_at_metrics(plain):
 
 def test_a_connection_that_never_finishes_its_request_is_shut_at_the_deadline(plain):
     url, server = plain
-    server.deadline = 0.5
+    server.deadline = 0.2
     port = int(url.rpartition(":")[2])
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         started = time.monotonic()
         sock.sendall(b"GET /metrics HTTP/1.1\r\n")  # the headers never end
         assert sock.recv(100) == b""
         after = time.monotonic() - started
-    assert 0.4 <= after < 2.0, after
+    assert 0.15 <= after < 2.0, after
 
 
 def test_connections_over_the_cap_are_closed_at_once(plain):

@@ -39,7 +39,7 @@ from ome_operator.core.ownership import UID_ANNOTATION
 from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifest
 from tests.support.kube_access import write_kubeconfig
 from tests.support.kube_emulator import DECLARED_RESOURCES, ApiServerLikeEmulator
-from tests.support.operator_run import RunningOperator, running_operator
+from tests.support.operator_run import QUIET_SECONDS, RunningOperator, running_operator
 
 ISVC = "ome.io/v1beta1/inferenceservices"
 CSR = "ome.io/v1beta1/clusterservingruntimes"
@@ -467,7 +467,7 @@ def _differing(found: Mapping[Any, Any], wanted: Mapping[Any, Any]) -> list[Any]
 SEED = 8
 COUNT = 240
 #: Seconds the operator must stay quiet (no write) once converged: longer than any backoff.
-QUIET = 1.5
+QUIET = QUIET_SECONDS
 TIMEOUT = 30.0
 #: Every watch ends after this long (a real server's request timeout, shortened): a watch
 #: kopf leaves behind when it fails ends too, so that nothing outlives the test.

@@ -45,6 +45,9 @@ async def test_ome_operator_run_serves_and_stops_cleanly(kube, kubeconfig) -> No
         str(webhook),
         "--webhook-host",
         "localhost",
+        # No Service has to drop this replica before its port closes: the default's 5 s of
+        # grace would only delay the exit (tests/handlers/test_review_server.py tests it).
+        "--webhook-shutdown-grace=0",
         env={**os.environ, "KUBECONFIG": kubeconfig},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,

@@ -3,6 +3,7 @@ under a running InferenceService (S8.2), API errors and broken watches (S9)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -496,10 +497,13 @@ async def test_a_refused_write_is_told_on_the_inference_service_once_and_retried
 
 
 @pytest.fixture
-def late_deployment_watch(kube) -> None:
-    """The operator's Deployment watch starts two seconds late (set before it starts): time for
-    the test to seed, create the InferenceService and its early Deployment."""
-    kube.inject_fault(None, action="watch", resource=DEPLOYMENT, delay=2.0)
+async def late_deployment_watch(kube) -> asyncio.Future[None]:
+    """The operator's first Deployment watch (set before it starts) shows nothing and ends only
+    once the test sets the result of the future returned; the next one resumes from the listing
+    and shows every change since."""
+    ends = asyncio.get_running_loop().create_future()
+    kube[kmock.action.WATCH, kmock.resource(DEPLOYMENT)][:1] << (ends, b"")
+    return ends
 
 
 async def test_an_object_created_before_the_watch_shows_it_is_a_quiet_retry(
@@ -509,6 +513,7 @@ async def test_an_object_created_before_the_watch_shows_it_is_a_quiet_retry(
     records the InferenceService's uid, as the operator's writes do: docs/workloads.md, "Whose
     objects are written". The InferenceService waits for its runtime meanwhile.)"""
     caplog.set_level(logging.INFO, logger=CONTROLLER)
+    retrying = "Object exists but is not in the watch cache yet; retrying"
     await seed(kube, operator, LLAMA)
     created = await apply_object(kube, isvc_manifest("chat"))
     early = {
@@ -524,13 +529,14 @@ async def test_an_object_created_before_the_watch_shows_it_is_a_quiet_retry(
     }
     await apply_object(kube, early)
     await seed(kube, operator, VLLM)
+    await eventually(lambda: records(caplog, CONTROLLER, retrying))  # the create found it
+    late_deployment_watch.set_result(None)  # the watch shows it now
     await eventually(
         lambda: stored(kube, DEPLOYMENT, "default", "chat-engine")["spec"]["replicas"] == 1
     )
     await settle(kube, operator)
 
     assert records(caplog, CONTROLLER, "Failed to write InferenceService workloads") == []
-    assert records(caplog, CONTROLLER, "Object exists but is not in the watch cache yet; retrying")
     assert condition_of(kube, "chat", "Ready")["reason"] != "ReconcileFailed"
 
 

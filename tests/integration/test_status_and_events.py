@@ -221,12 +221,18 @@ async def test_runtime_ready_follows_the_runtime_lookup(kube, operator):
         "Excluded runtimes: bystander (model format 'mt:safetensors:transformers' not in "
         "supported formats: format name mismatch (model=safetensors, runtime=onnx))"
     )
-    # The writer posts a pass's events before its status: wait for both.
-    await eventually(lambda: len(events_for(kube, "chat")) == 2)
+    # The writer posts a pass's events before its status: one wait for both, whichever lands
+    # first, so neither can be read before it is there.
     await eventually(
         lambda: (
-            without_times(status_of(kube, "chat")["conditions"])
-            == [{**not_found, "message": checked}]
+            (
+                [(e["reason"], e["message"]) for e in events_for(kube, "chat")],
+                without_times(status_of(kube, "chat")["conditions"]),
+            )
+            == (
+                [("RuntimeNotFound", NO_RUNTIME), ("RuntimeNotFound", checked)],
+                [{**not_found, "message": checked}],
+            )
         )
     )
 

@@ -24,7 +24,18 @@ CLUSTER_ROLE = {
     ("ome.io", "inferenceservices/status", "patch", None),
     ("ome.io", "inferenceservices/finalizers", "update", None),
     *[("ome.io", "inferencereplicas", verb, None) for verb in WORKLOAD],
-    ("ome.io", "inferencereplicas", "get", None),  # read before its pods are adopted
+    # Read before its pods are adopted, and, with the other workloads, before the operator
+    # takes over its create's or the previous release's record (docs/workloads.md).
+    *[
+        (group, plural, "get", None)
+        for group, plural in (
+            ("ome.io", "inferencereplicas"),
+            ("apps", "deployments"),
+            ("", "services"),
+            ("policy", "poddisruptionbudgets"),
+            ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+        )
+    ],
     *[("apps", "deployments", verb, None) for verb in WORKLOAD],
     *[("", "services", verb, None) for verb in WORKLOAD],
     *[("policy", "poddisruptionbudgets", verb, None) for verb in WORKLOAD],
@@ -42,7 +53,7 @@ CLUSTER_ROLE = {
     ],
 }
 ROLE = {
-    ("", "configmaps", "get", "inferenceservice-config"),
+    *[("", "configmaps", verb, "inferenceservice-config") for verb in ("get", "list", "watch")],
     ("", "secrets", "get", "ome-webhook-server-cert"),
     ("", "secrets", "patch", "ome-webhook-server-cert"),
     ("", "secrets", "create", None),

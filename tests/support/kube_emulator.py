@@ -11,6 +11,9 @@ Plain ``kmock.KubernetesEmulator`` is a database over HTTP (shared/notes/testing
   patch (a failed ``test`` is 422); a PUT, or a patch that sets ``metadata.resourceVersion``,
   refused with 409 unless it names the stored version; the status subresource split;
   finalizers on DELETE, and its uid precondition (409 when it differs);
+* server-side apply (``application/apply-patch+yaml``, ``fieldManager``, ``force``; an apply
+  creates what is absent) and ``metadata.managedFields`` on every write, with their conflicts
+  (409) and uid checks: the rules are in ``kube_field_managers``;
 * list: label and field selectors, ``limit``/``continue`` paging, ``metadata.resourceVersion``;
 * watch: the same selectors, replay of only the events newer than ``resourceVersion``,
   ``timeoutSeconds``;
@@ -20,8 +23,8 @@ Plain ``kmock.KubernetesEmulator`` is a database over HTTP (shared/notes/testing
 * ``watch_seconds``: every watch ends after that long, as with a real server's request timeout;
 * API-style error bodies, e.g. NotFound ``<plural>.<group> "<name>" not found``.
 
-Not emulated: strategic-merge merging of other lists, server-side apply, dryRun, admission,
-defaulting, validation, garbage collection, controllers. Objects put into ``objects`` from
+Not emulated: strategic-merge merging of other lists, dryRun, admission, defaulting,
+validation, garbage collection, controllers. Objects put into ``objects`` from
 Python are served, but emit no events and carry no server metadata: seed through HTTP
 (``kube_access.apply_object``) when that matters.
 """
@@ -32,55 +35,22 @@ import datetime
 import random
 import re
 import uuid
-from typing import Any, NamedTuple
+from typing import Any
 
 import aiohttp.web
 import attrs
 import kmock
 from kmock._internal import dsl, parsing, rendering
 
+from tests.support import kube_field_managers as fields
 from tests.support import kube_semantics as semantics
 from tests.support.kube_access_reviews import REVIEW_PATHS, AccessReviews
-from tests.support.kube_faults import (
-    Fault,
-    already_exists,
-    api_error,
-    not_found,
-    qualified,
-    status_body,
-)
+from tests.support.kube_faults import Fault, already_exists, not_found, status_body
 from tests.support.kube_reads import NAMESPACES, ObjectReads
+from tests.support.kube_semantics import ALL_VERBS, DECLARED_RESOURCES, DeclaredResource
 
+__all__ = ["DECLARED_RESOURCES", "ApiServerLikeEmulator", "DeclaredResource"]
 
-class DeclaredResource(NamedTuple):
-    api_version: str
-    plural: str
-    kind: str
-    namespaced: bool
-    subresources: tuple[str, ...] = ()
-    shortnames: tuple[str, ...] = ()
-
-
-_OME = "ome.io/v1beta1"
-_LWS = "leaderworkerset.x-k8s.io/v1"
-_STATUS = ("status",)
-
-#: Custom resources served besides kmock's bundled built-ins (``resources.load_bundled()``).
-DECLARED_RESOURCES: tuple[DeclaredResource, ...] = (
-    # api_version, plural, kind, namespaced, subresources, shortnames
-    DeclaredResource(_OME, "inferenceservices", "InferenceService", True, _STATUS, ("isvc",)),
-    DeclaredResource(_OME, "servingruntimes", "ServingRuntime", True),
-    DeclaredResource(_OME, "clusterservingruntimes", "ClusterServingRuntime", False),
-    DeclaredResource(_OME, "basemodels", "BaseModel", True),
-    DeclaredResource(_OME, "clusterbasemodels", "ClusterBaseModel", False),
-    DeclaredResource(_OME, "acceleratorclasses", "AcceleratorClass", False),
-    DeclaredResource(_OME, "inferencereplicas", "InferenceReplica", True, _STATUS, ("irep",)),
-    DeclaredResource(_LWS, "leaderworkersets", "LeaderWorkerSet", True, _STATUS),
-)
-
-ALL_VERBS = frozenset(
-    {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-)
 _NAMESPACES_PATH = re.compile(r"/api/v1/namespaces(?:/(?P<name>[^/]+))?/?")
 _WRITES = frozenset({kmock.action.CREATE, kmock.action.UPDATE, kmock.action.DELETE})
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName alphabet
@@ -96,7 +66,7 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
     _rv: int = attrs.field(default=0, init=False)
     _log: list[tuple[int, kmock.resource, dict[str, Any]]] = attrs.field(factory=list, init=False)
     _faults: list[Fault] = attrs.field(factory=list, init=False)
-    _answers: dict[int, dict[str, Any]] = attrs.field(factory=dict, init=False)
+    _answers: dict[int, kmock.Response] = attrs.field(factory=dict, init=False)
     _cuts: dict[int, tuple[int, Fault]] = attrs.field(factory=dict, init=False)
     _rng: random.Random = attrs.field(factory=random.Random, init=False)
     _known_resources: tuple[Any, list[kmock.resource]] | None = attrs.field(
@@ -108,28 +78,19 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
         self._rng.seed(self.seed)
-        self.fallback[kmock.method.PUT] << self._serve_update
+        self.fallback[kmock.method.PUT] << self._serve_answer
 
     def declare(self, *resources: DeclaredResource) -> None:
         """Serve these resources in discovery (``resources.load_bundled()`` adds built-ins)."""
         for r in resources:
-            self.resources[f"{r.api_version}/{r.plural}"] = kmock.ResourceInfo(
-                kind=r.kind,
-                singular=r.kind.lower(),
-                namespaced=r.namespaced,
-                verbs=ALL_VERBS,
-                shortnames=r.shortnames,
-                subresources=r.subresources,
-            )
+            info = {k: v for k, v in r._asdict().items() if k not in ("api_version", "plural")}
+            info.update(singular=r.kind.lower(), verbs=ALL_VERBS)
+            self.resources[f"{r.api_version}/{r.plural}"] = kmock.ResourceInfo(**info)
 
     def _get_resources(self) -> list[kmock.resource]:
-        """kmock's list of served resources, without rebuilding it from every stored object.
-
-        kmock walks all objects on each request, which makes a request cost O(objects). Here
-        HTTP creates add their resource as they commit; the full walk only runs again when
-        objects were stored some other way (tests seeding ``objects`` from Python) or when
-        resources were declared.
-        """
+        """kmock's list of served resources, without its walk over all objects per request
+        (O(objects)): HTTP creates add their resource as they commit; the walk runs again only
+        when objects were stored some other way (seeded from Python) or resources declared."""
         stamp = (len(self._objects), len(self.resources))
         known = self._known_resources
         if known is None or known[0] != stamp:
@@ -152,40 +113,22 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
                     return resource
         raise LookupError(f"no resource is declared for {api_version} {kind}")
 
-    def inject_fault(
-        self,
-        status: int | None,
-        *,
-        action: str | None = None,
-        method: str | None = None,
-        resource: Any = None,
-        subresource: str | None = None,
-        times: int = 1,
-        delay: float = 0.0,
-        probability: float = 1.0,
-        message: str | None = None,
-        cut_after: tuple[int, int] | None = None,
-    ) -> Fault:
-        """Answer matching requests with ``status`` before any state change.
+    def inject_fault(self, status: int | None, *, times: int = 1, **options: Any) -> Fault:
+        """Answer the next ``times`` matching requests with ``status`` before any state change.
 
-        ``delay`` seconds pass first; ``status=None`` only delays. ``resource`` is anything
-        ``kmock.resource()`` parses (``"apps/v1/deployments"``, an ``ome_operator``
-        ``Resource``). ``probability`` draws from the emulator's seeded generator. With
-        ``cut_after=(low, high)`` a matching watch is served, then cut after a seeded number
-        of events in that range: ended, or ended with an ERROR event of ``status``.
+        ``options`` are ``Fault``'s: the criteria ``action``, ``method``, ``resource`` (anything
+        ``kmock.resource()`` parses: ``"apps/v1/deployments"``, an ``ome_operator``
+        ``Resource``) and ``subresource``; ``delay`` seconds that pass first (``status=None``
+        only delays); a ``probability`` drawn from the emulator's seeded generator; a
+        ``message``; ``cut_after=(low, high)``: a matching watch is served, then cut after a
+        seeded number of events in that range (ended, or ended with an ERROR event of
+        ``status``).
         """
-        fault = Fault(
-            status,
-            action=None if action is None else kmock.action(action),
-            method=None if method is None else kmock.method(method),
-            resource=None if resource is None else kmock.resource(resource),
-            subresource=subresource,
-            times=times,
-            delay=delay,
-            probability=probability,
-            message=message,
-            cut_after=cut_after,
-        )
+        parsers = {"action": kmock.action, "method": kmock.method, "resource": kmock.resource}
+        for name, parse in parsers.items():
+            if options.get(name) is not None:
+                options[name] = parse(options[name])
+        fault = Fault(status, times=times, **options)
         self._faults.append(fault)
         return fault
 
@@ -230,18 +173,18 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
             put = request.method == kmock.method.PUT and request.name is not None
             if request.action in _WRITES or put:
                 async with self._lock:
-                    self._answers[request.id] = await self._write(request)
+                    answer = await self._write(request)
+                if not isinstance(answer, kmock.Response):
+                    answer = kmock.Response(status=200, payload=answer)
+                self._answers[request.id] = answer
         # Skip KubernetesEmulator._handle: _write replaces its state changes.
         return await self._react(request)
 
     async def _react(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
-        """kmock's RawHandler._handle, without its scan of the whole request log per reaction.
-
-        kmock decides whether a reaction sees a request with ``request in view``, which walks
-        every request recorded so far: each request costs O(requests seen), and a thousand
-        objects take minutes. For the usual chains (filters and priorities down to this root)
-        the answer is the filters' criteria; slices and groups still take kmock's walk.
-        """
+        """kmock's RawHandler._handle, without its scan of the whole request log per reaction:
+        ``request in view`` walks every request so far (a thousand objects take minutes). For the
+        usual chains (filters and priorities down to this root) the answer is the filters'
+        criteria; slices and groups still take kmock's walk."""
         ordered = sorted(self._payloads, key=_priority_key(self._payloads))
         for payload in ordered:
             seen = _sees(payload._source, request, self)
@@ -295,78 +238,90 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
 
     # Writes happen before the response, under the lock; the fallbacks answer their result.
 
-    async def _write(self, request: kmock.Request) -> dict[str, Any]:
+    async def _write(self, request: kmock.Request) -> Any:
         resource = request.resource
         assert resource is not None
         self._require_known(resource)
+        apply = "apply-patch" in request.headers.get("Content-Type", "")
+        if request.method == kmock.method.PATCH:
+            semantics.check_patch_options(request.params, apply=apply)
         if request.action == kmock.action.CREATE:
             return await self._create(resource, request)
         key = (resource, request.namespace, request.name or "")
         current = self._live(key)
+        if apply:
+            return await self._apply(key, request, current)
         if current is None:
             raise not_found(resource, request.name or "")
         if request.action == kmock.action.DELETE:
-            options = request.data if isinstance(request.data, dict) else {}
-            uid = (options.get("preconditions") or {}).get("uid")
-            if uid and uid != current["metadata"].get("uid"):
-                raise api_error(
-                    409,
-                    f"Precondition failed: UID in precondition: {uid}, "
-                    f"UID in object meta: {current['metadata'].get('uid')}",
-                )
-            return await self._delete(key, current)
-        try:
-            if request.method == kmock.method.PUT:
-                new = self._replacement(resource, request, current)
-            else:
-                self._check_version(resource, request, current)
-                strategic = "strategic-merge-patch" in request.headers.get("Content-Type", "")
-                new = semantics.patched(current, request.data, strategic=strategic)
-        except semantics.PatchError as exc:
-            raise api_error(422, str(exc)) from exc
-        has_status = "status" in self._subresources(resource)
+            return await self._delete(key, current, request.data)
+        semantics.check_version(resource, request.name or "", request.data, current)
+        put, content_type = request.method == kmock.method.PUT, request.headers.get("Content-Type")
+        new = semantics.requested(current, request.data, put=put, content_type=content_type or "")
+        return await self._store(key, request, current, new)
+
+    async def _store(
+        self, key: Key, request: kmock.Request, current: dict[str, Any], new: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Store ``new`` over ``current`` as the server does (an apply brings its own
+        managedFields); a write that changes nothing bumps nothing and emits nothing."""
+        writer = self._writer(request)
         new = semantics.stored_update(
-            current, new, subresource=request.subresource, has_status=has_status
+            current, new, subresource=request.subresource, has_status=writer.has_status
         )
+        if "apply-patch" not in request.headers.get("Content-Type", ""):
+            new = writer.updated(current, new)
         if new == current:
-            return current  # a no-op write: no resourceVersion bump, no event
+            return current
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
             return await self._commit(key, new, "DELETED")
         return await self._commit(key, new, "MODIFIED")
 
-    async def _create(self, resource: kmock.resource, request: kmock.Request) -> dict[str, Any]:
-        obj = copy.deepcopy(request.data)
-        if not isinstance(obj, dict) or not isinstance(obj.setdefault("metadata", {}), dict):
-            raise api_error(400, "the body of the request must be a JSON object")
-        meta = obj["metadata"]
-        if request.namespace and meta.get("namespace", request.namespace) != request.namespace:
-            raise api_error(
-                400,
-                "the namespace of the provided object does not match the namespace sent on "
-                "the request",
-            )
-        namespaced = (
-            resource not in self.resources or self.resources[resource].namespaced is not False
-        )
-        namespace = (request.namespace or meta.get("namespace")) if namespaced else None
-        if not meta.get("name"):
-            if not meta.get("generateName"):
-                message = "metadata.name: Required value: name or generateName is required"
-                raise api_error(422, message)
-            suffix = "".join(self._rng.choices(_SUFFIX_ALPHABET, k=5))
-            meta["name"] = meta["generateName"] + suffix
-        key = (resource, namespace, meta["name"])
-        if self._live(key) is not None:
-            raise already_exists(resource, meta["name"])
-        meta.pop("namespace", None)
-        if namespace:
-            meta["namespace"] = namespace
-        meta["uid"] = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
-        meta["creationTimestamp"] = _now()
-        meta["generation"] = 1
-        return await self._commit(key, obj, "ADDED")
+    async def _apply(self, key: Key, request: kmock.Request, current: dict[str, Any] | None) -> Any:
+        """Server-side apply; an apply to an object that does not exist creates it (201)."""
+        (resource, namespace, name), writer = key, self._writer(request)
+        if current is None and request.subresource:
+            raise not_found(resource, name)
+        config = semantics.apply_configuration(request.text, writer.api_version, writer.kind, name)
+        semantics.check_apply_uid(resource, writer.kind, config, current)
+        if current is None:
+            new = writer.applied({}, config, force=False)
+            _, new = semantics.new_object(new, namespace, namespace is not None, self._suffix)
+            return await self._insert(key, new)
+        semantics.check_version(resource, name, config, current)
+        new = writer.applied(current, config, force=request.params.get("force") == "true")
+        return await self._store(key, request, current, new)
 
-    async def _delete(self, key: Key, current: dict[str, Any]) -> dict[str, Any]:
+    def _writer(self, request: kmock.Request) -> fields.Write:
+        resource, manager = request.resource, fields.manager_of(request.params, request.headers)
+        assert resource is not None
+        kind = self.resources[resource].kind if resource in self.resources else ""
+        api_version = f"{resource.group}/{resource.version}".lstrip("/")
+        has_status = "status" in self._subresources(resource)
+        return fields.Write(manager, api_version, kind, subresource=request.subresource,
+                            has_status=has_status, now=_now())  # fmt: skip
+
+    async def _create(self, resource: kmock.resource, request: kmock.Request) -> kmock.Response:
+        info = self.resources.get(resource)
+        namespaced = info is None or info.namespaced is not False
+        data, namespace = request.data, request.namespace
+        namespace, obj = semantics.new_object(data, namespace, namespaced, self._suffix)
+        key = (resource, namespace, obj["metadata"]["name"])
+        if self._live(key) is not None:
+            raise already_exists(resource, key[2])
+        return await self._insert(key, self._writer(request).created(obj))
+
+    def _suffix(self) -> str:
+        return "".join(self._rng.choices(_SUFFIX_ALPHABET, k=5))  # for generateName
+
+    async def _insert(self, key: Key, obj: dict[str, Any]) -> kmock.Response:
+        """Store a new object, with the metadata the server gives it (201)."""
+        uid = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        obj["metadata"].update(uid=uid, creationTimestamp=_now(), generation=1)
+        return kmock.Response(status=201, payload=await self._commit(key, obj, "ADDED"))
+
+    async def _delete(self, key: Key, current: dict[str, Any], options: Any) -> dict[str, Any]:
+        semantics.check_delete(options, current)
         meta = current["metadata"]
         if meta.get("deletionTimestamp"):
             return current
@@ -374,30 +329,6 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
             return await self._commit(key, current, "DELETED")
         meta.update(deletionTimestamp=_now(), deletionGracePeriodSeconds=0)
         return await self._commit(key, current, "MODIFIED")
-
-    def _replacement(
-        self, resource: kmock.resource, request: kmock.Request, current: dict[str, Any]
-    ) -> dict[str, Any]:
-        if not isinstance(request.data, dict):
-            raise api_error(400, "the body of the request must be a JSON object")
-        self._check_version(resource, request, current)
-        return request.data
-
-    @staticmethod
-    def _check_version(
-        resource: kmock.resource, request: kmock.Request, current: dict[str, Any]
-    ) -> None:
-        """A write naming a resourceVersion (a PUT, or a patch that sets it) is refused with a
-        Conflict unless it is the stored one, as an API server's optimistic concurrency does."""
-        data = request.data if isinstance(request.data, dict) else {}
-        sent = (data.get("metadata") or {}).get("resourceVersion")
-        if sent and sent != current["metadata"]["resourceVersion"]:
-            raise api_error(
-                409,
-                f'Operation cannot be fulfilled on {qualified(resource)} "{request.name}": the '
-                "object has been modified; please apply your changes to the latest version and "
-                "try again",
-            )
 
     async def _commit(self, key: Key, obj: dict[str, Any], event: str) -> dict[str, Any]:
         """Store a version (or the deletion) under a new resourceVersion; emit its event."""
@@ -415,14 +346,10 @@ class ApiServerLikeEmulator(ObjectReads, kmock.KubernetesEmulator):
         await self._buses[key[0]].put(payload)
         return obj
 
-    async def _serve_create(self, request: kmock.Request) -> kmock.Response:
-        return kmock.Response(status=201, payload=self._answers.pop(request.id))
-
-    async def _serve_update(self, request: kmock.Request) -> dict[str, Any]:
+    async def _serve_answer(self, request: kmock.Request) -> kmock.Response:
         return self._answers.pop(request.id)
 
-    async def _serve_delete(self, request: kmock.Request) -> dict[str, Any]:
-        return self._answers.pop(request.id)
+    _serve_create = _serve_update = _serve_delete = _serve_answer
 
     def _live(self, key: Key) -> dict[str, Any] | None:
         if key not in self.objects or self.objects[key].deleted:

@@ -23,6 +23,13 @@ from ome_operator.handlers.startup import build_controller
 from ome_operator.metrics import Metrics
 from ome_operator.settings import RunOptions
 
+#: The backoff of every operator the tests run (the controllers' retries and their informers'):
+#: whatever failed is tried again within ``limit`` seconds, so a wait for a retry that must not
+#: come is a little longer than that (``QUIET_SECONDS``).
+BACKOFF = Backoff(first=0.05, limit=0.4)
+#: How long a test watches for a retry or a write that must not come: past the longest backoff.
+QUIET_SECONDS = BACKOFF.limit + 0.1
+
 
 class _IgnoreAll(frozenset):
     def __contains__(self, item: object) -> bool:
@@ -71,7 +78,7 @@ async def running_operator(
         namespaces=namespaces,
     )
     controller = build_controller(options, Metrics(registry))
-    controller.backoff = Backoff(first=0.05, limit=0.4)
+    controller.backoff = BACKOFF
     if controller.replicas is not None:
         controller.replicas.backoff = controller.backoff
     settings = kopf.OperatorSettings()

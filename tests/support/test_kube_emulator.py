@@ -85,6 +85,16 @@ async def test_create_stamps_server_metadata_and_the_namespace_from_the_url(kube
             "creationTimestamp": mock.ANY,
             "generation": 1,
             "resourceVersion": "1",
+            "managedFields": [
+                {
+                    "manager": "OpenAPI-Generator",  # the client's User-Agent, up to its "/"
+                    "operation": "Update",
+                    "apiVersion": "ome.io/v1beta1",
+                    "time": mock.ANY,
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:spec": {".": {}, "f:model": {".": {}, "f:name": {}}}},
+                }
+            ],
         },
         "spec": {"model": {"name": "llama"}},
     }

@@ -2,11 +2,11 @@
 namespace.
 
 The InferenceServices are listed once across namespaces through the same ObjectReader (a
-cluster or ``-f`` manifests), at most 1,000 like the runtimes (S12.4); each namespace that has
-one named NAME is then explained as ``-n <namespace>`` explains it, in namespace order: a table
-after a ``Namespace: <namespace>`` line, or one item of a ``RuntimeExplanationList``
-(``-o name`` prints every namespace's runtimes in turn; ``--no-headers`` leaves out the
-tables' headers, not the ``Namespace:`` lines).
+cluster or ``-f`` manifests), at most 1,000 like the runtimes (docs/reference/cli.md, Inputs);
+each namespace that has one named NAME is then explained as ``-n <namespace>`` explains it, in
+namespace order: a table after a ``Namespace: <namespace>`` line, or one item of a
+``RuntimeExplanationList`` (``-o name`` prints every namespace's runtimes in turn;
+``--no-headers`` leaves out the tables' headers, not the ``Namespace:`` lines).
 
 A namespace that cannot be explained (its model missing, a malformed runtime...) does not stop
 the others: its error prints last on stderr as ``error: namespace "<namespace>": <message>``

@@ -1,10 +1,10 @@
 """What both command-line tools share: usage errors, the parser, and the ``error:`` edge.
 
 Errors never leave as tracebacks: a known error prints ``error: <message>`` on stderr and the
-command exits 1; a usage error exits ``usage_status`` (kubectl-ome: 1, S12.3; ome-operator: 2,
-argparse's). A reader that closes the pipe (``| head -1``) ends the command quietly (141, as
-SIGPIPE would); Ctrl-C exits 130, also without a traceback (``console_scripts`` handles it
-from the process's start). Anything else is a bug: it prints
+command exits 1; a usage error exits ``usage_status`` (kubectl-ome: 1, docs/reference/cli.md;
+ome-operator: 2, argparse's). A reader that closes the pipe (``| head -1``) ends the command
+quietly (141, as SIGPIPE would); Ctrl-C exits 130, also without a traceback
+(``console_scripts`` handles it from the process's start). Anything else is a bug: it prints
 ``error: internal error: <type>: <message>`` and exits 1 (the fuzz suite asserts it never
 happens), rather than a traceback.
 
@@ -43,18 +43,23 @@ import os
 import sys
 import types
 from collections.abc import Callable, Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 __all__ = [
+    "SHELLS",
     "BareCommand",
     "DefaultsHelpFormatter",
     "Errors",
     "Parser",
+    "RawDescriptionHelpFormatter",
     "UsageError",
     "collect_as_usual",
+    "offer",
     "run_command",
 ]
 
+#: The shells ``completion`` writes a script for (``completion.completion_script``).
+SHELLS = ("bash", "zsh")
 #: Exceptions a command fails with for a reason of the user's.
 Errors = tuple[type[Exception], ...]
 #: The collector's thresholds while a command runs as its process, and the interpreter's own.
@@ -97,7 +102,22 @@ class Parser(argparse.ArgumentParser):
 class DefaultsHelpFormatter(argparse.HelpFormatter):
     """Help that ends each option's text with ``(default: ...)`` when the default says
     something: not for ``None``, a flag's ``False``/``True``, an empty list or string, nor a
-    text that already shows it."""
+    text that already shows it.
+
+    As wide as argparse makes it (the terminal's columns less 2), measured without importing
+    ``shutil``, which argparse imports for it (with bz2 and lzma: 3 ms of every command, for
+    argparse makes a formatter for each argument it adds)."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+        **options: Any,
+    ) -> None:
+        width = _terminal_columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width, **options)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help
@@ -106,10 +126,37 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+class RawDescriptionHelpFormatter(argparse.RawDescriptionHelpFormatter, DefaultsHelpFormatter):
+    """``DefaultsHelpFormatter`` that keeps the description and epilog as written."""
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``COLUMNS`` when it is a positive number, else
+    the width of the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def _says_something(default: object) -> bool:
     if default is None or default is argparse.SUPPRESS or isinstance(default, bool):
         return False
     return not (isinstance(default, (str, list, tuple)) and len(default) == 0)
+
+
+def offer(action: argparse.Action, words: tuple[str, ...]) -> argparse.Action:
+    """Complete ``action``'s value to ``words`` (as argcomplete's ``completer``, an attribute of
+    the action: argparse has no place for it). Here, not in ``completion``, so that a parser is
+    built without importing the completion scripts."""
+    action.completions = words  # type: ignore[attr-defined]
+    return action
 
 
 def run_command(

@@ -20,10 +20,10 @@ import argparse
 import re
 from dataclasses import dataclass
 
+from .commands import SHELLS, offer
+
 __all__ = ["SHELLS", "CommandNode", "command_tree", "completion_script", "offer"]
 
-#: The shells ``completion`` writes a script for.
-SHELLS = ("bash", "zsh")
 #: Words go unquoted into ``case`` lists and ``compgen -W``: nothing a shell would expand.
 _WORD = re.compile(r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*=?$")
 
@@ -39,13 +39,6 @@ class CommandNode:
     valued: tuple[str, ...]  #: the option strings that take a value
     #: ``(option string, words)``: what the value of an option completes to
     offered: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
-
-def offer(action: argparse.Action, words: tuple[str, ...]) -> argparse.Action:
-    """Complete ``action``'s value to ``words`` (as argcomplete's ``completer``, an attribute of
-    the action: argparse has no place for it)."""
-    action.completions = words  # type: ignore[attr-defined]
-    return action
 
 
 def command_tree(parser: argparse.ArgumentParser) -> list[CommandNode]:

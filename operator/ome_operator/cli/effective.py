@@ -1,11 +1,13 @@
-"""``kubectl ome runtime effective`` (S13): collection, formatting and the command's edge.
+"""``kubectl ome runtime effective`` (docs/reference/cli.md): collection, formatting and the
+command's edge.
 
-``collect_evidence`` reads through an ObjectReader only (a cluster or ``-f`` manifests alike,
-S16.1): the namespace's runtimes plus every CSR (at most 1,000), the model (BaseModel, then
+``collect_evidence`` reads through an ObjectReader only (a cluster or ``-f`` manifests alike):
+the namespace's runtimes plus every CSR (at most 1,000), the model (BaseModel, then
 ClusterBaseModel) and the pinned ControllerRevisions by name in the OME namespace. A failed
-read is kept as evidence, so the view that needed it becomes ``Unavailable`` (S13.8);
-``core.effective.report.build_report`` decides everything else. The ``format_*`` and ``*_rows``
-functions are pure; ``run_effective`` is the only one that prints.
+read is kept as evidence, so the view that needed it becomes ``Unavailable``
+(docs/reference/cli.md, Errors); ``core.effective.report.build_report`` decides everything
+else. The ``format_*`` and ``*_rows`` functions are pure; ``run_effective`` is the only one
+that prints.
 
 Errors (rendered ``error: <message>`` on stderr, exit 1)::
 
@@ -57,7 +59,7 @@ CONTROLLER_REVISION = resource_named("ControllerRevision")
 OUTPUTS = ("table", "wide", "json", "yaml", "name", "jsonpath")
 API_VERSION = "cli.ome.io/v1alpha1"
 KIND = "RuntimeEffectiveReport"
-#: What ``explain --with-effective`` prints when the context cannot be collected (S12.8).
+#: What ``explain --with-effective`` prints when the context cannot be collected.
 UNAVAILABLE_CONTEXT_ROWS = (
     ("Service", "EVIDENCE", "Unavailable"),
     ("Service", "CAVEAT", "Selector verdict above is unchanged"),
@@ -67,7 +69,8 @@ _HEADERS = ("SCOPE", "FIELD", "VALUE")
 #: ``-o wide``: the table, and each value whole (runtimes as ``<Kind>/[<namespace>/]<name>``,
 #: the full hash, nothing cut to 54 characters).
 _WIDE_HEADERS = (*_HEADERS, "FULL-VALUE")
-#: Table fields whose values name an object or an issue: shortened with a digest (S13.5).
+#: Table fields whose values name an object or an issue: shortened with a digest
+#: (docs/reference/cli.md, Value width).
 _IDENTIFYING = frozenset({"RUNTIME", "REVISION", "ISSUE", "SOURCE", "ROOT-FIRST"})
 _MAX_NAME = 253
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -192,7 +195,7 @@ def effective_rows(report: RuntimeEffectiveReport) -> list[Row]:
 
 
 def selection_context_rows(report: RuntimeEffectiveReport) -> list[Row]:
-    """The rows ``explain --with-effective`` prints before ``effective_rows`` (S12.8)."""
+    """The rows ``explain --with-effective`` prints before ``effective_rows``."""
     selection, inheritance = report.selection, report.inheritance
     rows = [("Service", "SELECTION", selection.mode)]
     if selection.runtime is not None:
@@ -208,7 +211,7 @@ def selection_context_rows(report: RuntimeEffectiveReport) -> list[Row]:
 def context_rows(
     reader: ObjectReader, namespace: str, isvc: InferenceService, ome_namespace: str
 ) -> list[Row]:
-    """S12.8 effective context for ``explain``: context and effective rows, or the two
+    """The effective context for ``explain``: context and effective rows, or the two
     ``Unavailable`` rows when the evidence cannot be collected."""
     try:
         report = build_report(collect_evidence(reader, namespace, isvc, ome_namespace))
@@ -246,7 +249,8 @@ def _view(view: View) -> dict[str, Any]:
 
 
 def report_document(report: RuntimeEffectiveReport) -> dict[str, Any]:
-    """The ``RuntimeEffectiveReport`` of ``-o json``/``-o yaml`` (S13.7, OPEN-44).
+    """The ``RuntimeEffectiveReport`` of ``-o json``/``-o yaml`` (docs/reference/cli.md, JSON
+    and YAML).
 
     Every key is always present; a value the report does not have is ``null``.
     """

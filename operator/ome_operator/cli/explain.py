@@ -1,4 +1,5 @@
-"""``kubectl ome runtime explain`` (S12): why each runtime would or would not be selected.
+"""``kubectl ome runtime explain`` (docs/reference/cli.md): why each runtime would or would not
+be selected.
 
 Collection goes through an ObjectReader (a cluster or ``-f`` manifests alike); the rows come
 from the same selection core the controller and the webhook run.
@@ -64,7 +65,7 @@ class ExplainRequest:
     no_headers: bool = False  #: ``--no-headers``: tables without their header line
 
     def validate(self) -> None:
-        """S12.3 argument errors."""
+        """The argument errors (docs/reference/cli.md, Arguments)."""
         if (self.model is None) == (self.isvc is None):
             raise UsageError("exactly one of --model or --isvc is required")
         if self.with_effective and self.isvc is None:
@@ -88,8 +89,8 @@ class ExplainRequest:
 
 
 def explain_rows(selection: Selection, *, wide: bool = False) -> list[list[str]]:
-    """S12.5/S12.6: Yes rows in rank order, then No rows (SRs, then CSRs, by name); ``wide``
-    adds TIE: ``name decides`` on the Yes rows only their names rank, else ``-``."""
+    """Yes rows in rank order, then No rows (SRs, then CSRs, by name); ``wide`` adds TIE:
+    ``name decides`` on the Yes rows only their names rank, else ``-``."""
     tied = {id(v) for group in selection.ties for v in group} if wide else set()
     rows = []
     for verdict in selection.verdicts:
@@ -163,7 +164,7 @@ class Explained:
 
 
 def read_isvc(reader: ObjectReader, namespace: str, name: str) -> InferenceService:
-    """S12.4: the InferenceService, which must name its model."""
+    """The InferenceService, which must name its model."""
     return require_model(from_manifest(reader.get(INFERENCE_SERVICE, namespace, name)), name)
 
 
@@ -198,7 +199,7 @@ def explain(
 
 
 def explanation_text(explained: Explained, reader: ObjectReader) -> str:
-    """The S12 table, then (``--with-effective``) the effective context."""
+    """The explain table, then (``--with-effective``) the effective context."""
     text, request = "", explained.request
     if explained.selection is not None:
         wide = request.format.format == "wide"

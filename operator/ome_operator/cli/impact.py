@@ -1,4 +1,5 @@
-"""``kubectl ome runtime impact`` (S16.6): which InferenceServices a runtime change moves.
+"""``kubectl ome runtime impact`` (docs/reference/cli.md, runtime impact): which
+InferenceServices a runtime change moves.
 
 The current state is read through an ObjectReader (the cluster, or ``--state`` manifests); the
 change is the ``-f`` runtimes (created or replaced as given) and the ``--delete`` ones. Every

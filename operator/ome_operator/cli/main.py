@@ -1,4 +1,5 @@
-"""``kubectl-ome``: the kubectl plugin (S11). ``kubectl ome runtime explain|effective|impact``.
+"""``kubectl-ome``: the kubectl plugin (docs/reference/cli.md).
+``kubectl ome runtime explain|effective|impact``.
 
 Argument parsing and the I/O edge only: errors print as ``error: <message>`` on stderr and
 exit 1 (never 2, never a traceback); every decision comes from the core.
@@ -17,8 +18,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import version_line
-from .commands import DefaultsHelpFormatter, Errors, Parser, run_command
-from .completion import SHELLS, completion_script, offer
+from .commands import (
+    SHELLS,
+    DefaultsHelpFormatter,
+    Errors,
+    Parser,
+    RawDescriptionHelpFormatter,
+    offer,
+    run_command,
+)
 
 if TYPE_CHECKING:
     from ..cluster.connection import ConnectionFlags
@@ -216,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="Print a shell completion script (bash or zsh)",
         description="Print a completion script for kubectl-ome and kubectl ome.",
         epilog=_COMPLETION_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawDescriptionHelpFormatter,
     )
     completion.add_argument("shell", choices=SHELLS, help="The shell to complete in")
     return parser
@@ -273,6 +281,8 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         stdout.write(version_line("kubectl-ome"))
         return 0
     if args.command == "completion":
+        from .completion import completion_script
+
         stdout.write(completion_script(build_parser(), args.shell))
         return 0
     if args.verb == "explain":

@@ -1,4 +1,5 @@
-"""``ome-operator render`` (S16.2): admission and one reconcile pass, in memory, over manifests.
+"""``ome-operator render`` (docs/reference/cli.md, ome-operator render): admission and one
+reconcile pass, in memory, over manifests.
 
 The same core decides as in the controller and the webhook; only the API edge differs: objects
 in the input that the operator does not own are taken as cluster state (an existing Deployment,

@@ -17,9 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
-import struct
-import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
@@ -28,7 +25,8 @@ from typing import Any
 import urllib3
 from kubernetes import client as k8s_client
 
-from .errors import ApiError, NotFound, TimedOut, Unreachable, api_error
+from .errors import NotFound, TimedOut, Unreachable, status_error
+from .fenced_sends import arm, fence_connections
 from .resources import resource_of
 
 __all__ = [
@@ -75,13 +73,6 @@ RequestRecorder = Callable[[str, int], None]
 #: path: raises (an ``ApiError``) to refuse it, else answers how many seconds the write may wait
 #: for its answer (a write still unanswered then is abandoned, its connection reset).
 WriteFence = Callable[[str, str], float]
-
-#: A fenced client's connections are reset on close (SO_LINGER 0): a write abandoned past its
-#: wait is dropped with its connection instead of reaching the server after the fence closed.
-_RESET_ON_CLOSE = (socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-
-#: The fence check of the write this thread is sending, taken by its connection's first send.
-_ARMED = threading.local()
 
 #: Seconds credentials are reused before the configuration is asked again (it refreshes them).
 CREDENTIALS_SECONDS = 10.0
@@ -189,7 +180,7 @@ class KubeApi:
         if fence is not None:
             wait = fence(method, path)
             read_timeout = min(wait, read_timeout or _read_seconds(self._timeout) or wait)
-            _ARMED.check = lambda: fence(method, path)
+            arm(lambda: fence(method, path))
         try:
             response = self._pool().urlopen(
                 method,
@@ -206,7 +197,7 @@ class KubeApi:
                 self._on_request(verb or method, 0)
             raise _transport_failure(method, path, exc) from _answerless(exc)
         finally:
-            _ARMED.check = None
+            arm(None)
         if self._on_request is not None:
             self._on_request(verb or method, response.status)
         return response
@@ -236,7 +227,7 @@ class KubeApi:
             else:
                 self._connections = manager.connection_from_url(host)
                 if self._fence is not None:
-                    _fence_connections(self._connections)
+                    fence_connections(self._connections)
         return self._connections
 
     def _urllib3_timeout(self, read_timeout: float | None) -> urllib3.Timeout | None:
@@ -254,9 +245,11 @@ class KubeApi:
     def get(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         return self.request("GET", object_path(obj))
 
-    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+    def create(self, obj: Mapping[str, Any], *, manager: str | None = None) -> dict[str, Any]:
+        """Create ``obj`` (as field manager ``manager``: by default, the user agent's)."""
         namespace = obj["metadata"].get("namespace")
-        return self.request("POST", resource_of(obj).collection(namespace), dict(obj))
+        query = {"fieldManager": manager} if manager else None
+        return self.request("POST", resource_of(obj).collection(namespace), dict(obj), query=query)
 
     def merge_patch(
         self, obj: Mapping[str, Any], patch: Mapping[str, Any], subresource: str | None = None
@@ -266,6 +259,33 @@ class KubeApi:
             object_path(obj, subresource),
             dict(patch),
             content_type="application/merge-patch+json",
+        )
+
+    def apply(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        manager: str,
+        force: bool = True,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """Server-side apply ``obj`` (its full intent) as field manager ``manager``; with
+        ``force``, fields another manager owns are taken (``FieldConflict`` otherwise)."""
+        query = {"fieldManager": manager, **({"force": "true"} if force else {})}
+        return self.request(
+            "PATCH",
+            object_path(obj, subresource),
+            dict(obj),
+            content_type="application/apply-patch+yaml",
+            query=query,
+        )
+
+    def json_patch(
+        self, obj: Mapping[str, Any], operations: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """An RFC 6902 JSON patch (a failed ``test`` operation fails the whole patch)."""
+        return self.request(
+            "PATCH", object_path(obj), operations, content_type="application/json-patch+json"
         )
 
     def strategic_merge_patch(
@@ -298,7 +318,12 @@ class KubeApi:
             data = self._decode(body) if body.strip() else {}
         except (ValueError, RecursionError):  # no Status to read
             data = {}
-        raise _failure(method, path, response, data if isinstance(data, dict) else {})
+        raise status_error(
+            response.status,
+            data if isinstance(data, dict) else {},
+            phrase=str(getattr(response, "reason", "") or ""),
+            fallback=f"{method} {path}: HTTP {response.status}",
+        )
 
 
 class _WholeUrls:
@@ -314,62 +339,6 @@ class _WholeUrls:
 def _read_seconds(timeout: Timeout) -> float | None:
     """The read part of a client timeout (its total when it is one number)."""
     return timeout[1] if isinstance(timeout, tuple) else timeout
-
-
-def _fence_connections(pool: urllib3.HTTPConnectionPool) -> None:
-    """Make ``pool``'s connections ask the armed fence check at a write's first send, once
-    connected (a TLS handshake is not in between), and reset on close (``_RESET_ON_CLOSE``)."""
-    base = pool.ConnectionCls
-
-    class FencedConnection(base):
-        def send(self, data: Any) -> None:
-            check = getattr(_ARMED, "check", None)
-            if check is None:
-                super().send(data)
-                return
-            _ARMED.check = None
-            if self.sock is None:
-                self.connect()
-            _checked_send(self.sock, data, check)
-
-    options = pool.conn_kw.get("socket_options", base.default_socket_options)
-    pool.ConnectionCls = FencedConnection
-    pool.conn_kw["socket_options"] = [*(options or ()), _RESET_ON_CLOSE]
-
-
-def _checked_send(sock: Any, data: bytes, check: Callable[[], object]) -> None:
-    """``check()``, then ``data`` handed to the kernel by a C method called straight after it:
-    between the two the interpreter has no point where it switches threads. Through Python
-    code in between (``http.client``, ``ssl.SSLSocket.sendall``), a thread could be made to
-    wait for another there, be paused (SIGSTOP) while it waited, and send after the pause what
-    the check let through before it; the fencing test on the control plane saw it happen. The
-    C call is the TLS object's ``write`` (``SSLSocket.sendall`` ends in it; the ssl module does
-    not enable partial writes, so it writes all), or a plain socket's ``sendall``."""
-    tls = getattr(sock, "_sslobj", None)
-    write = tls.write if tls is not None else sock.sendall
-    check()
-    write(data)
-
-
-def _failure(method: str, path: str, response: Any, status: Mapping[str, Any]) -> ApiError:
-    """The typed error for an answer with HTTP status >= 400 and ``status``, its Status."""
-    details = status.get("details") if isinstance(status.get("details"), dict) else {}
-    causes = tuple(
-        str(c.get("reason"))
-        for c in details.get("causes") or []
-        if isinstance(c, dict) and c.get("reason")
-    )
-    message = status.get("message")
-    name = details.get("name")
-    return api_error(
-        response.status,
-        message if isinstance(message, str) and message.strip() else None,
-        str(status.get("reason") or ""),
-        causes,
-        name=name if isinstance(name, str) else None,
-        phrase=str(getattr(response, "reason", "") or ""),
-        fallback=f"{method} {path}: HTTP {response.status}",
-    )
 
 
 def _answerless(exc: Exception) -> BaseException:

@@ -1,51 +1,55 @@
-"""Applying a reconcile plan: create or patch only what differs, delete orphans, write status.
+"""Writing an object as the operator renders it, by server-side apply (field manager
+``ome-operator``).
 
-Writes are level-triggered and idempotent: an object whose desired fields already hold is not
-touched, and an unchanged status is not written, so a re-reconcile with nothing new makes no
-write at all.
+A write is an apply of the whole intent: what the operator no longer renders leaves the object
+because it no longer applies it, lists merge by their keys, and a field another manager owns (a
+``kubectl scale`` of a field the operator does not render, an autoscaler, an admission default)
+stays theirs. Writes are level-triggered: ``write_needed`` says whether an object as the watch
+shows it already is what the operator renders, so a pass with nothing new sends nothing.
 
-What the operator stops rendering leaves its objects. Each object it writes carries the
-annotation ``ome.io/applied``: a digest of what was written and the tree of its map keys
-(through maps, down to lists and values). A key the last write had and this one lacks is
-removed (a null in the merge patch); a changed digest alone (a field taken out of a list item,
-such as a container's ``command``) sends the lists whole, which the patch replaces. Fields the
-server defaults or other controllers add were never in the tree, so they are left alone. An
-object written before this annotation existed gets it with one patch, which leaves its pod
-template as it was (no rollout); a key it dropped before then stays.
+It is not, when a field the operator renders differs (``is_subset``: what the server defaults or
+others add does not count), when the operator's apply record holds a field it no longer renders
+(``apply_records``), or when the operator's last write of it had a field it no longer renders.
+New objects are created, and their record taken over (``apply_records``) at their first write
+that removes a field.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubernetes.utils import parse_quantity
 
 from .api import KubeApi
+from .apply_records import (
+    ABSENT,
+    FIELD_MANAGER,
+    dropped_since,
+    field_value,
+    has_legacy_record,
+    holds_update_entry,
+    map_paths,
+    stale_fields,
+    takeover_patch,
+)
+from .errors import Conflict, Refused
 
 __all__ = [
-    "APPLIED",
+    "FIELD_MANAGER",
     "OWNER_UID_ANNOTATION",
+    "TakenBack",
     "apply_object",
+    "apply_status",
     "is_subset",
-    "merge_patch_between",
     "owner_reference",
-    "patch_to_apply",
-    "recorded",
     "with_owner",
+    "write_needed",
 ]
 
-#: The annotation recording what the operator last wrote on an object (see the module's text).
-APPLIED = "ome.io/applied"
-
-#: Maps the operator owns whole: keys it no longer renders are removed, not left behind.
-_OWNED_MAPS = (("spec", "selector"), ("spec", "selector", "matchLabels"))
-#: Fields of which the operator renders exactly one (a PDB budget, S3.6, S5.5): when it renders
-#: one, the others are removed, or the object would carry two budgets.
-_ONE_OF = ((("spec",), ("minAvailable", "maxUnavailable")),)
-
+#: The annotation recording the owner's uid (``core.ownership``'s ``UID_ANNOTATION``; the API
+#: edge and the core import nothing of each other).
+OWNER_UID_ANNOTATION = "ome.io/inferenceservice-uid"
 
 #: Maps whose values are resource quantities, and fields that are one: the API server stores a
 #: quantity in its canonical form (``1`` as ``"1"``, ``1000m`` as ``"1"``, ``1Gi`` unchanged).
@@ -79,61 +83,128 @@ def is_subset(desired: Any, actual: Any, *, quantity: bool = False) -> bool:
     return desired == actual or (quantity and _same_quantity(desired, actual))
 
 
-#: Lists of containers, whose ``resources`` the operator renders whole.
-_CONTAINER_LISTS = frozenset({"containers", "initContainers"})
-
-
-def _same_quantities(desired: Any, actual: Any) -> bool:
-    """A ``limits`` or ``requests`` map: the same resources (none more: the server adds none to a
-    template, so an extra one is a limit the operator no longer renders), equal by value."""
-    desired, actual = desired or {}, actual or {}
-    return (
-        isinstance(desired, Mapping)
-        and isinstance(actual, Mapping)
-        and desired.keys() == actual.keys()
-        and all(is_subset(value, actual[name], quantity=True) for name, value in desired.items())
-    )
-
-
-def _container_holds(desired: Any, actual: Any) -> bool:
-    """A container: its fields as anywhere else, its ``resources`` exactly (a GPU limit taken
-    out of a runtime must leave the workload too, not hold as a subset)."""
-    if not isinstance(desired, Mapping) or not isinstance(actual, Mapping):
-        return is_subset(desired, actual)
-    want, have = desired.get("resources") or {}, actual.get("resources") or {}
-    return (
-        is_subset({k: v for k, v in desired.items() if k != "resources"}, actual)
-        and isinstance(want, Mapping)
-        and isinstance(have, Mapping)
-        and all(_same_quantities(want.get(name), have.get(name)) for name in _QUANTITY_MAPS)
-        and is_subset({k: v for k, v in want.items() if k not in _QUANTITY_MAPS}, have)
-    )
-
-
 def _holds(key: str, desired: Any, actual: Any) -> bool:
+    if key == "selector":  # one field: a key someone added is drift too
+        return desired == actual
     if key in _QUANTITY_MAPS and isinstance(desired, Mapping) and isinstance(actual, Mapping):
         return all(
             name in actual and is_subset(value, actual[name], quantity=True)
             for name, value in desired.items()
         )
-    if key in _CONTAINER_LISTS and isinstance(desired, list) and isinstance(actual, list):
-        return len(desired) == len(actual) and all(
-            _container_holds(d, a) for d, a in zip(desired, actual, strict=True)
-        )
     return is_subset(desired, actual, quantity=key in _QUANTITY_FIELDS)
 
 
-def merge_patch_between(old: Any, new: Any) -> Any:
-    """An RFC 7386 merge patch turning ``old`` into ``new`` (removed keys become null)."""
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-        return new
-    patch: dict[str, Any] = {key: None for key in old if key not in new}
-    for key, value in new.items():
-        if key not in old:
-            patch[key] = value
-        elif old[key] != value:
-            patch[key] = merge_patch_between(old[key], value)
-    return patch
+def write_needed(desired: Mapping[str, Any], existing: Mapping[str, Any]) -> bool:
+    """Whether ``existing`` is not yet what the operator renders (``desired``)."""
+    body = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind")}
+    return (
+        has_legacy_record(existing)
+        or not is_subset(body, existing)
+        or bool(stale_fields(desired, existing))
+    )
+
+
+def changed_by_others(
+    desired: Mapping[str, Any], existing: Mapping[str, Any], last: Mapping[str, Any]
+) -> list[str]:
+    """The fields ``desired`` renders as ``last`` did and ``existing`` no longer holds: someone
+    changed them since (``.spec.replicas``; a list counts whole)."""
+    body = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind")}
+    found = []
+    for path in map_paths(body):
+        want, was, now = (field_value(obj, path) for obj in (desired, last, existing))
+        parent = path[-2][2:] if len(path) > 1 else ""
+        quantity = parent in _QUANTITY_MAPS or path[-1][2:] in _QUANTITY_FIELDS
+        if want == was and (now is ABSENT or not is_subset(want, now, quantity=quantity)):
+            found.append("".join(f".{token[2:]}" for token in path))
+    return found
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+#: Told of fields someone else changed that an apply takes back: the object, their paths.
+TakenBack = Callable[[Mapping[str, Any], list[str]], None]
+
+
+def _takes_over(existing: Mapping[str, Any], subresource: str | None) -> bool:
+    """Whether an ``Update`` record of the operator is on ``existing`` (``apply_records``)."""
+    return has_legacy_record(existing) or holds_update_entry(existing, subresource)
+
+
+def _take_over(
+    api: KubeApi,
+    desired: Mapping[str, Any],
+    existing: Mapping[str, Any],
+    *,
+    keep: Mapping[str, Any] | None = None,
+) -> Any:
+    """Take over the operator's Update entries (``takeover_patch``) of ``existing``, as read
+    again now; the object as it then is."""
+    fresh = api.get(existing)
+    patch = takeover_patch(desired, fresh, keep=keep)
+    if patch is None:
+        return fresh
+    try:
+        return api.json_patch(existing, patch)
+    except Refused as exc:  # a test failed: its entries changed since read, a race
+        message = f"{exc.message} (changed while it was taken over)"
+        raise Conflict(409, message, "Conflict", name=exc.name) from exc
+
+
+def apply_object(
+    api: KubeApi,
+    desired: Mapping[str, Any],
+    existing: Mapping[str, Any] | None,
+    taken_back: TakenBack,
+    last: Mapping[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """Write ``desired`` unless ``existing`` (as the watch shows it; None: not there) already
+    is it, and renders all that ``last`` (the operator's last write of it, None: not known)
+    did; the object as the write left it (None: nothing written).
+
+    An object the watch does not show is created (``AlreadyExists`` when its name is taken).
+    An existing one is applied with force: the fields it renders are the operator's. Those
+    that someone changed since ``last`` rendered them as now are told (``taken_back``)."""
+    if existing is None:
+        # A create, never an apply: an apply would take over an object of that name that is
+        # someone else's wherever their fields do not differ.
+        return api.create(desired, manager=FIELD_MANAGER)
+    dropped = last is not None and dropped_since(desired, last)
+    if not dropped and not write_needed(desired, existing):
+        return None
+    if has_legacy_record(existing) or (dropped and holds_update_entry(existing, None)):
+        # Kept in the apply record: what was rendered last (the apply then removes what no
+        # longer is), else what is rendered now.
+        existing = _take_over(api, desired, existing, keep=last if dropped else None)
+        if not dropped and not write_needed(desired, existing):
+            return dict(existing)
+    changed = [] if last is None else changed_by_others(desired, existing, last)
+    if changed:
+        taken_back(desired, changed)
+    return api.apply(desired, manager=FIELD_MANAGER, force=True)
+
+
+def apply_status(
+    api: KubeApi, body: Mapping[str, Any], status: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """Apply ``status`` to the status of ``body`` when it differs (every field of it is the
+    operator's); the object as the write left it (None: nothing to write)."""
+    if status == (body.get("status") or {}):
+        return None
+    meta = body["metadata"]
+    identity = {k: meta[k] for k in ("name", "namespace") if meta.get(k)}
+    desired = {
+        "apiVersion": body.get("apiVersion"),
+        "kind": body.get("kind"),
+        "metadata": identity,
+        "status": dict(status),
+    }
+    if _takes_over(body, "status"):
+        _take_over(api, desired, body)
+    return api.apply(desired, manager=FIELD_MANAGER, force=True, subresource="status")
+
+
+# -- owners ------------------------------------------------------------------------------------
 
 
 def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
@@ -149,138 +220,8 @@ def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def with_owner(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` naming ``owner`` as its controller. Applied, the owner references are a list
+    keyed by uid: the references other managers set stay."""
     metadata = dict(obj["metadata"])
     metadata["ownerReferences"] = [owner_reference(owner)]
     return {**obj, "metadata": metadata}
-
-
-def _at(obj: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        obj = obj.get(key) if isinstance(obj, Mapping) else None
-    return obj
-
-
-def _removals(desired: Mapping[str, Any], existing: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-    """The paths of fields ``existing`` holds that the operator owns but no longer renders."""
-    found: list[tuple[Any, ...]] = []
-    for path in _OWNED_MAPS:
-        old, new = _at(existing, path), _at(desired, path)
-        if isinstance(old, Mapping) and isinstance(new, Mapping):
-            found.extend((*path, key) for key in old if key not in new)
-    for path, keys in _ONE_OF:
-        old, new = _at(existing, path), _at(desired, path)
-        if isinstance(old, Mapping) and isinstance(new, Mapping) and any(k in new for k in keys):
-            found.extend((*path, key) for key in keys if key in old and key not in new)
-    return found
-
-
-def _key_tree(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The map keys of ``obj``: a nested map down to lists, values and empty maps (``1``)."""
-    return {k: _key_tree(v) if isinstance(v, Mapping) and v else 1 for k, v in obj.items()}
-
-
-#: Metadata a write always carries the same way (the owner reference is compared as it is):
-#: left out of the record, so that it is the same for every owner of the same spec.
-_UNRECORDED_METADATA = ("name", "namespace", "ownerReferences")
-#: The annotation recording the owner's uid (``core.ownership``'s ``UID_ANNOTATION``; the API
-#: edge and the core import nothing of each other): the owner's, like its reference.
-OWNER_UID_ANNOTATION = "ome.io/inferenceservice-uid"
-
-
-def _record_of(desired: Mapping[str, Any]) -> str:
-    metadata = {k: v for k, v in desired["metadata"].items() if k not in _UNRECORDED_METADATA}
-    annotations = {
-        k: v for k, v in (metadata.get("annotations") or {}).items() if k != OWNER_UID_ANNOTATION
-    }
-    metadata.pop("annotations", None)
-    if annotations:
-        metadata["annotations"] = annotations
-    body = {
-        **{k: v for k, v in desired.items() if k not in ("apiVersion", "kind")},
-        "metadata": metadata,
-    }
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    record = {"digest": digest, "keys": _key_tree(body)}
-    return json.dumps(record, sort_keys=True, separators=(",", ":"))
-
-
-def recorded(desired: Mapping[str, Any]) -> dict[str, Any]:
-    """``desired`` with its ``ome.io/applied`` annotation: what a write of it records."""
-    metadata = dict(desired["metadata"])
-    annotations = {
-        k: v for k, v in (metadata.pop("annotations", None) or {}).items() if k != APPLIED
-    }
-    if annotations:
-        metadata["annotations"] = annotations
-    record = _record_of({**desired, "metadata": metadata})
-    metadata["annotations"] = {**annotations, APPLIED: record}
-    return {**desired, "metadata": metadata}
-
-
-def _last_keys(existing: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The key tree the last write recorded on ``existing`` (empty when none or unreadable)."""
-    text = ((existing.get("metadata") or {}).get("annotations") or {}).get(APPLIED)
-    try:
-        keys = json.loads(text)["keys"] if isinstance(text, str) else {}
-    except (ValueError, TypeError, KeyError):
-        return {}
-    return keys if isinstance(keys, Mapping) else {}
-
-
-def _dropped(
-    keys: Mapping[str, Any], desired: Any, existing: Any, path: tuple[str, ...] = ()
-) -> list[tuple[str, ...]]:
-    """Paths the last write had (``keys``) that ``desired`` no longer has and ``existing``
-    still holds: the topmost missing key of each."""
-    if not isinstance(desired, Mapping) or not isinstance(existing, Mapping):
-        return []
-    found: list[tuple[str, ...]] = []
-    for key, below in keys.items():
-        if key not in existing:
-            continue
-        if key not in desired:
-            found.append((*path, key))
-        elif isinstance(below, Mapping):
-            found.extend(_dropped(below, desired[key], existing[key], (*path, key)))
-    return found
-
-
-def _patch_for(
-    desired: Mapping[str, Any], existing: Mapping[str, Any], removals: list[tuple[Any, ...]]
-) -> dict[str, Any]:
-    patch = {key: value for key, value in desired.items() if key not in ("apiVersion", "kind")}
-    for *path, key in removals:
-        target = patch
-        for part in path:
-            target[part] = dict(target[part])
-            target = target[part]
-        target[key] = None
-    return patch
-
-
-def patch_to_apply(
-    desired: Mapping[str, Any], existing: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """The merge patch that makes ``existing`` what the operator renders now (``desired``, with
-    its record): what differs, and a null for each key it rendered last time and no longer
-    does; None when ``existing`` already is that."""
-    desired = recorded(desired)
-    removals = _removals(desired, existing)
-    removals += [p for p in _dropped(_last_keys(existing), desired, existing) if p not in removals]
-    if is_subset(desired, existing) and not removals:
-        return None
-    return _patch_for(desired, existing, removals)
-
-
-def apply_object(
-    api: KubeApi, desired: Mapping[str, Any], existing: Mapping[str, Any] | None
-) -> dict[str, Any] | None:
-    """Create ``desired``, or patch the existing object (``patch_to_apply``); None when
-    untouched. Either write records ``ome.io/applied``."""
-    if existing is None:
-        # A 409 means the watch has not delivered the object yet: the ApiError retries the pass
-        # with backoff, by when the cache holds it (no GET: the operator reads only watches).
-        return api.create(recorded(desired))
-    patch = patch_to_apply(desired, existing)
-    return None if patch is None else api.merge_patch(desired, patch)

@@ -1,4 +1,5 @@
-"""kubectl's standard connection flags (SPEC S11), parsed the way kubectl parses them.
+"""kubectl's standard connection flags (docs/reference/cli.md, Common behaviour), parsed the way
+kubectl parses them.
 
 Pure: the flags become a Kubernetes client in ``reading.api_client_from_flags``.
 """

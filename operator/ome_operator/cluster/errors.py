@@ -3,29 +3,39 @@
 ``KubeApi`` (the one transport of the operator and the CLI) raises only these. Callers branch on
 the class, never on a status number or a message::
 
-    ApiError          any failed call: ``status`` (0: no answer), the server's message, reason
-    ├── NotFound      404: the object (or the resource) does not exist
-    ├── Conflict      409: a newer version was written meanwhile, or the name is taken
-    ├── Gone          410: the version to resume a watch from has expired
-    ├── Refused       400, 403, 413, 422: the server refuses the request as it is
-    └── Unreachable   no answer: refused connection, timeout, broken stream
-        └── TimedOut  the answer did not come within the request timeout
+    ApiError                  any failed call: ``status`` (0: no answer), the server's message
+    ├── NotFound              404: the object (or the resource) does not exist
+    ├── Conflict              409: a newer version was written meanwhile
+    │   ├── AlreadyExists     a create found the name taken
+    │   └── FieldConflict     an apply would change fields another field manager owns
+    ├── Gone                  410: the version to resume a watch from has expired
+    ├── Refused               400, 403, 413, 422: the server refuses the request as it is
+    │   └── NamespaceTerminating  nothing is created in a namespace being deleted
+    └── Unreachable           no answer: refused connection, timeout, broken stream
+        └── TimedOut          the answer did not come within the request timeout
+
+The Status ``reason`` and ``details.causes`` of an answer are read here, and only here.
 """
 
 from __future__ import annotations
 
-from typing import Self
+from collections.abc import Mapping
+from typing import Any, Self
 
 __all__ = [
     "REFUSED_STATUSES",
+    "AlreadyExists",
     "ApiError",
     "Conflict",
+    "FieldConflict",
     "Gone",
+    "NamespaceTerminating",
     "NotFound",
     "Refused",
     "TimedOut",
     "Unreachable",
     "api_error",
+    "status_error",
 ]
 
 #: Answers that a retry of the same request cannot change (bad request, forbidden, too large,
@@ -45,6 +55,7 @@ class ApiError(Exception):
         *,
         name: str | None = None,
         phrase: str = "",
+        fields: tuple[str, ...] = (),
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -57,6 +68,8 @@ class ApiError(Exception):
         self.name = name
         #: The HTTP reason phrase (``Not Found``), for answers that carry no message.
         self.phrase = phrase
+        #: ``details.causes[].field``: the fields the answer is about (``.spec.replicas``).
+        self.fields = fields
         #: Whether the server sent a message of its own (else ``message`` is made up here).
         self.from_server = False
 
@@ -68,7 +81,13 @@ class ApiError(Exception):
     def reworded(self, message: str) -> Self:
         """The same failure (class and fields) with another message."""
         copy = type(self)(
-            self.status, message, self.reason, self.causes, name=self.name, phrase=self.phrase
+            self.status,
+            message,
+            self.reason,
+            self.causes,
+            name=self.name,
+            phrase=self.phrase,
+            fields=self.fields,
         )
         copy.from_server = self.from_server
         return copy
@@ -79,7 +98,16 @@ class NotFound(ApiError):
 
 
 class Conflict(ApiError):
-    """409: the object changed meanwhile, or one of that name exists (``AlreadyExists``)."""
+    """409: the object changed meanwhile (a failed precondition)."""
+
+
+class AlreadyExists(Conflict):
+    """409: a create found an object of that name."""
+
+
+class FieldConflict(Conflict):
+    """409: an apply without force would change fields another field manager owns
+    (``fields``)."""
 
 
 class Gone(ApiError):
@@ -88,6 +116,10 @@ class Gone(ApiError):
 
 class Refused(ApiError):
     """The server refuses the request as it is; sending it again cannot help."""
+
+
+class NamespaceTerminating(Refused):
+    """403: the namespace is being deleted; nothing new is created in it."""
 
 
 class Unreachable(ApiError):
@@ -106,6 +138,16 @@ _BY_STATUS: dict[int, type[ApiError]] = {
 }
 
 
+def _kind_of(status: int, reason: str, causes: tuple[str, ...]) -> type[ApiError]:
+    if status == 409 and reason == "AlreadyExists":
+        return AlreadyExists
+    if status == 409 and "FieldManagerConflict" in causes:
+        return FieldConflict
+    if status in REFUSED_STATUSES and "NamespaceTerminating" in causes:
+        return NamespaceTerminating
+    return _BY_STATUS.get(status, ApiError)
+
+
 def api_error(
     status: int,
     message: str | None,
@@ -115,11 +157,33 @@ def api_error(
     name: str | None = None,
     phrase: str = "",
     fallback: str = "",
+    fields: tuple[str, ...] = (),
 ) -> ApiError:
-    """The typed error for an answer with HTTP ``status``; ``fallback`` is the message when
-    the server sent none."""
-    error = _BY_STATUS.get(status, ApiError)(
-        status, message or fallback, reason, causes, name=name, phrase=phrase
+    """The typed error for an answer with HTTP ``status``, its Status ``reason`` and its
+    causes' reasons; ``fallback`` is the message when the server sent none."""
+    error = _kind_of(status, reason, causes)(
+        status, message or fallback, reason, causes, name=name, phrase=phrase, fields=fields
     )
     error.from_server = bool(message)
     return error
+
+
+def status_error(
+    code: int, status: Mapping[str, Any], *, phrase: str = "", fallback: str = ""
+) -> ApiError:
+    """The typed error for an answer with HTTP status ``code`` (400 or more) whose body is
+    ``status``, the server's Status (empty when it sent none)."""
+    details = status.get("details") if isinstance(status.get("details"), dict) else {}
+    causes = [c for c in details.get("causes") or [] if isinstance(c, dict)]
+    message = status.get("message")
+    name = details.get("name")
+    return api_error(
+        code,
+        message if isinstance(message, str) and message.strip() else None,
+        str(status.get("reason") or ""),
+        tuple(str(c["reason"]) for c in causes if c.get("reason")),
+        name=name if isinstance(name, str) else None,
+        phrase=phrase,
+        fallback=fallback,
+        fields=tuple(str(c["field"]) for c in causes if c.get("field")),
+    )

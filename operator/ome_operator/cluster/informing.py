@@ -9,7 +9,7 @@ receiver works out what changed meanwhile; when it expires again before any chan
 the next list waits a backoff. Every other failure is logged, counted (``on_failure``: the
 operator's metrics) and retried with backoff, so nothing is lost. A collection
 the server does not serve (404) is handed over as empty until it is served. Objects are handed
-over without their ``managedFields``.
+over with only the operator's own ``managedFields`` entries.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .api import KubeApi, resource_version
+from .apply_records import FIELD_MANAGER
 from .errors import ApiError, Gone, NotFound, api_error
 from .resources import Resource
 
-__all__ = ["Changed", "Informer", "Message", "Relisted"]
+__all__ = ["Changed", "Informer", "Message", "Relisted", "lean"]
 
 logger = logging.getLogger("ome_operator.watch")
 
@@ -75,6 +76,7 @@ class Informer:
         *,
         retry_delay: Callable[[int], float],
         label_selector: str | None = None,
+        field_selector: str | None = None,
         watch_seconds: int = WATCH_SECONDS,
         page_size: int = PAGE_SIZE,
         on_failure: Callable[[str], None] | None = None,
@@ -85,7 +87,14 @@ class Informer:
         self._api = api
         self._deliver = deliver
         self._retry_delay = retry_delay
-        self._selector = {"labelSelector": label_selector} if label_selector else {}
+        self._selector = {
+            name: value
+            for name, value in (
+                ("labelSelector", label_selector),
+                ("fieldSelector", field_selector),
+            )
+            if value
+        }
         self._watch_seconds = watch_seconds
         self._page_size = page_size
         self._on_failure = on_failure
@@ -174,7 +183,7 @@ class Informer:
                 # List items may leave out their kind; watch events never do.
                 item.setdefault("apiVersion", self.kind.api_version)
                 item.setdefault("kind", self.kind.kind)
-                items.append(_lean(item))
+                items.append(lean(item))
             token = meta.get("continue")
             if not token:
                 break
@@ -234,13 +243,18 @@ class Informer:
         version = resource_version(obj)
         if version:
             self._version = version
-        return Changed(kind, _lean(obj)) if kind in ("ADDED", "MODIFIED", "DELETED") else None
+        return Changed(kind, lean(obj)) if kind in ("ADDED", "MODIFIED", "DELETED") else None
 
 
-def _lean(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object without its ``managedFields``: nothing here reads them, they are often as big
-    as the rest of the object, and they nest as deep as its deepest field."""
+def lean(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object with only the operator's own ``managedFields`` entries (its apply record:
+    ``applying``): the others are often as big as the rest of the object, nest as deep as its
+    deepest field, and nothing here reads them."""
     meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
+    if isinstance(meta, dict) and "managedFields" in meta:
+        entries = meta.pop("managedFields")
+        entries = entries if isinstance(entries, list) else []
+        ours = [e for e in entries if isinstance(e, dict) and e.get("manager") == FIELD_MANAGER]
+        if ours:
+            meta["managedFields"] = ours
     return obj

@@ -1,4 +1,5 @@
-"""Objects from manifest files (SPEC S16.1), answered as a cluster holding them would.
+"""Objects from manifest files (docs/reference/cli.md, Offline input), answered as a cluster
+holding them would.
 
 ``load_manifests`` reads ``-f`` paths the way kubectl does and hands on only what an API server
 could hold: JSON values (YAML timestamps as the text written and ``!!binary`` as its text, as

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 
 from .queue import Backoff
+from .watches import Key
 
 __all__ = ["GRACE_SECONDS", "RECHECK", "TakenNames"]
 
@@ -25,7 +26,6 @@ GRACE_SECONDS = 10.0
 #: When an InferenceService whose name is taken by an unwatched object is looked at again.
 RECHECK = Backoff(first=30.0, limit=300.0)
 
-Key = tuple[str, str]
 Name = tuple[str, str]  # (kind, name)
 
 

@@ -1,4 +1,5 @@
-"""The objects reconciles compare their plans against, kept current by informers (S9).
+"""The objects reconciles compare their plans against, kept current by informers
+(docs/architecture.md).
 
 One ``KindCache`` per kind the operator writes, fed on the event loop with the messages of
 ``cluster.informing``. Objects labelled ``ome.io/inferenceservice`` are found by their owner;
@@ -19,14 +20,16 @@ re-queues the InferenceService whose name it takes.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..cluster.api import newer_version, resource_version
+from ..cluster.informing import lean
 from ..cluster.resources import resource_named
 from ..core.rendering.metadata import MANAGED_BY, OWNER_LABEL
 from .packing import Held, Packed, pack, unpack
-from .watches import Collection, Watched, object_key
+from .watches import Collection, Key, Watched, object_key
 
 __all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange", "OwnerOf", "labelled_owner"]
 
@@ -35,7 +38,6 @@ __all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange", "OwnerOf",
 OwnerChange = Callable[[str, str, Mapping[str, Any], bool], None]
 #: An object's owner's name (in its namespace), or None.
 OwnerOf = Callable[[Mapping[str, Any]], str | None]
-_Key = tuple[str, str]
 
 
 def labelled_owner(obj: Mapping[str, Any]) -> str | None:
@@ -62,9 +64,9 @@ class KindCache(Collection):
         self._on_change = on_change
         self._owner = owner
         #: (namespace, name) -> (its owner, its resourceVersion, the packed object)
-        self._by_name: dict[_Key, tuple[str | None, str | None, Held]] = {}
+        self._by_name: dict[Key, tuple[str | None, str | None, Held]] = {}
         #: (namespace, owner) -> the names of the objects it owns
-        self._by_owner: dict[_Key, set[str]] = {}
+        self._by_owner: dict[Key, set[str]] = {}
 
     def named(self, namespace: str, name: str) -> dict[str, Any] | None:
         held = self._by_name.get((namespace, name))
@@ -74,7 +76,7 @@ class KindCache(Collection):
         names = self._by_owner.get((namespace, owner), ())
         return {name: unpack(self._by_name[namespace, name][2]) for name in sorted(names)}
 
-    def keys(self) -> list[_Key]:
+    def keys(self) -> list[Key]:
         """(namespace, name) of every object held, sorted."""
         return sorted(self._by_name)
 
@@ -89,11 +91,11 @@ class KindCache(Collection):
         """
         old = self._by_name.get(object_key(obj))
         if old is not None and newer_version(resource_version(obj), old[1]):
-            self._change(obj, deleted=False, report=False)
+            self._change(lean(copy.deepcopy(dict(obj))), deleted=False, report=False)
             return True
         return False
 
-    def _held(self) -> Mapping[_Key, Mapping[str, Any]]:
+    def _held(self) -> Mapping[Key, Mapping[str, Any]]:
         return Packed(self._by_name, lambda held: held[2])
 
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:

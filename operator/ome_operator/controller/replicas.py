@@ -1,4 +1,5 @@
-"""The InferenceReplica controller (S5.4.2–S5.4.10): it keeps each InferenceReplica's Instances.
+"""The InferenceReplica controller: it keeps each InferenceReplica's Instances
+(docs/reference/workloads.md).
 
 It runs on the controller runtime beside the InferenceService controller: its own work queue
 and workers (``workers.Workers``), the InferenceReplicas from the InferenceService controller's
@@ -31,19 +32,26 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..cluster.api import KubeApi
-from ..cluster.applying import owner_reference, with_owner
-from ..cluster.errors import ApiError, Conflict, NotFound, Refused
+from ..cluster.applying import apply_status, with_owner
+from ..cluster.errors import (
+    AlreadyExists,
+    ApiError,
+    Conflict,
+    NamespaceTerminating,
+    NotFound,
+    Refused,
+)
 from ..cluster.leases import NotLeading
 from ..cluster.resources import resource_named
 from ..core.instances import InstancePlan, plan_instances
 from ..core.ownership import orphaned_for
-from ..core.rendering.instance_pods import SERVING_GATE
 from ..core.rendering.metadata import MANAGED_BY
 from ..metrics import Metrics
 from .owned import KindCache, OwnedObjects
+from .pod_writes import adopt, pod_reference, set_serving
 from .queue import Backoff, WorkQueue
 from .refusals import Refusals
-from .watches import Watched, Watches, object_key
+from .watches import Key, Watched, Watches, object_key
 from .workers import DRAIN_SECONDS, Workers
 from .writing import OwnerGoing, gone_or_going, now, recheck_owner
 
@@ -51,7 +59,6 @@ __all__ = ["EXPECTATION_SECONDS", "POD_SELECTOR", "ReplicaController", "controll
 
 logger = logging.getLogger("ome_operator.replicas")
 
-Key = tuple[str, str]
 
 #: Seconds a pod this controller created counts as there before the watch shows it (so a pass
 #: in between does not create it again), as client-go's controller expectations do.
@@ -285,8 +292,7 @@ class ReplicaController:
             status = plan.status
             if written.refused is not None:  # a create refused: the status names it
                 status = plan_instances(replica, pods, now=now(), refused=written.refused).status
-            if status != (replica.get("status") or {}):
-                written.status = api.merge_patch(replica, {"status": status}, "status")
+            written.status = apply_status(api, replica, status)
         except OwnerGoing:  # its deletion event ends this; its orphans stay orphans
             logger.info(
                 "InferenceReplica is being deleted; its pods are not adopted",
@@ -295,10 +301,10 @@ class ReplicaController:
             return False
         except NotLeading:  # nothing sent; the next leader's pass does this one
             return True
+        except NamespaceTerminating:
+            self._terminating.add(key[0])  # its InferenceReplicas go with it
+            return False
         except ApiError as exc:
-            if "NamespaceTerminating" in exc.causes:
-                self._terminating.add(key[0])  # its InferenceReplicas go with it
-                return False
             logger.error(
                 "Failed to write InferenceReplica Instances",
                 extra={
@@ -325,23 +331,21 @@ class ReplicaController:
             for pod in plan.create:
                 orphan = orphans.get(pod["metadata"]["name"])
                 if orphan is not None:
-                    written.patched.append(_adopt(api, orphan, replica))
+                    written.patched.append(adopt(api, orphan, replica))
                     adopted.append(pod["metadata"]["name"])
                     continue
                 try:
                     written.created.append(api.create(with_owner(pod, replica)))
-                except Conflict as exc:
-                    if exc.reason != "AlreadyExists":
-                        raise
+                except AlreadyExists:
                     continue  # made before; the watch shows it soon
+                except NamespaceTerminating:
+                    raise  # its InferenceReplicas go with it
                 except Refused as exc:  # told and tried again later (see the module)
-                    if "NamespaceTerminating" in exc.causes:
-                        raise  # its InferenceReplicas go with it
                     written.refused = exc.message
                     break
                 created.append(pod["metadata"]["name"])
             for ref in plan.delete:
-                pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(namespace, ref.name)}
+                pod = pod_reference(namespace, ref.name)
                 with contextlib.suppress(Conflict):  # that name is another pod now: not ours
                     api.delete(pod, uid=ref.uid)
                 deleted.append(ref.name)
@@ -367,22 +371,8 @@ class ReplicaController:
         written: _Written,
     ) -> None:
         namespace = (replica.get("metadata") or {}).get("namespace")
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(namespace, name)}
-        gate = {"type": SERVING_GATE, "status": "True" if serving else "False"}
-        patch = {"status": {"conditions": [{**gate, "lastTransitionTime": now()}]}}
         with contextlib.suppress(NotFound):  # gone meanwhile
-            written.patched.append(api.strategic_merge_patch(pod, patch, "status"))
-
-
-def _adopt(api: KubeApi, pod: Mapping[str, Any], replica: Mapping[str, Any]) -> dict[str, Any]:
-    """Set ``replica`` as the controller of the orphan ``pod`` (only while it is this very pod:
-    its uid is in the patch), keeping its other owner references."""
-    meta = pod.get("metadata") or {}
-    others = [r for r in meta.get("ownerReferences") or [] if not r.get("controller")]
-    patch = {
-        "metadata": {"uid": meta.get("uid"), "ownerReferences": [*others, owner_reference(replica)]}
-    }
-    return api.merge_patch(pod, patch)
+            written.patched.append(set_serving(api, pod_reference(namespace, name), serving))
 
 
 @dataclass
@@ -393,7 +383,3 @@ class _Written:
     patched: list[dict[str, Any]] = field(default_factory=list)
     status: dict[str, Any] | None = None
     refused: str | None = None
-
-
-def _meta(namespace: str | None, name: str) -> dict[str, Any]:
-    return {"name": name, "namespace": namespace} if namespace else {"name": name}

@@ -1,12 +1,12 @@
 """The InferenceService controller: workers that reconcile queued keys and apply the plans.
 
 Its own watches (``watches``) keep its caches current and queue keys: an InferenceService
-change queues it, a runtime change the InferenceServices whose pass it can change (S9,
-``core.requeue``), a change to a written object its owner. Each pass reads a snapshot, asks the
+change queues it, a runtime change the InferenceServices whose pass it can change
+(``core.requeue``), a change to a written object its owner. Each pass reads a snapshot, asks the
 pure core for a plan, then writes through the API in a worker thread (``writing``): objects in
 plan order, deletions, events, then the status. Failures come back with exponential backoff;
-parked passes wait for a watched change (S9). A pass that cannot complete for a reason the
-author can fix says so on the InferenceService (``ReconcileFailed``).
+parked passes wait for a watched change. A pass that cannot complete for a reason the author
+can fix says so on the InferenceService (``ReconcileFailed``; docs/reference/status-and-events.md).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..cluster.api import KubeApi
-from ..cluster.errors import ApiError, Refused
+from ..cluster.errors import AlreadyExists, ApiError, NamespaceTerminating, Refused
 from ..cluster.leases import NotLeading
 from ..cluster.resources import resource_named
 from ..core.operator_config import OperatorConfig
@@ -28,12 +28,13 @@ from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcil
 from ..core.requeue import decision_inputs_changed, needs_pass
 from ..metrics import Metrics
 from ..models import InferenceService, InvalidResourceError, ServingRuntime, from_manifest
+from .configuring import ConfigSource
 from .queue import Backoff, WorkQueue
 from .replicas import ReplicaController
 from .runtime_changes import subjects
 from .snapshot import Caches, snapshot_for
 from .store import InferenceServiceStore
-from .watches import InferenceServiceFeed, Watched, Watches
+from .watches import InferenceServiceFeed, Key, Watched, Watches
 from .workers import DRAIN_SECONDS, Workers
 from .writing import OwnerGoing, PlanWriter, StatusTargetGone, identity_of, now
 
@@ -43,8 +44,6 @@ __all__ = ["MALFORMED", "Controller"]
 MALFORMED = "MalformedResource"
 
 logger = logging.getLogger("ome_operator.controller")
-
-Key = tuple[str, str]
 
 
 @dataclass
@@ -106,7 +105,7 @@ class Controller:
             self._terminating.discard(key[0])
 
     def requeue(self, namespace: str | None = None) -> None:
-        """Re-queue every InferenceService of ``namespace`` (None: of every namespace, S9)."""
+        """Re-queue every InferenceService of ``namespace`` (None: of every namespace)."""
         for key in sorted(self.store):
             if namespace is None or key[0] == namespace:
                 self._enqueue(key)
@@ -146,6 +145,8 @@ class Controller:
     ) -> None:
         """An owned object changed: re-queue its owner, unless the event only echoes a write
         of this controller (whose answer may not have reached the worker yet)."""
+        if deleted and isvc:
+            self.writer.saw_deleted((namespace, isvc), obj)
         if not self.writer.echoes.is_echo(obj, deleted):
             self.requeue_owner(namespace, isvc)
 
@@ -159,6 +160,10 @@ class Controller:
         caches.cluster_serving_runtimes.on_change = self.runtime_changed
         for source in caches.sources:
             source.on_malformed = self.set_aside
+        if isinstance(self.config_source, ConfigSource):
+            # Every pass reads the configuration: a change that decides differently re-queues
+            # every InferenceService.
+            self.config_source.on_change = self.requeue
 
     def start(
         self,
@@ -171,11 +176,13 @@ class Controller:
         self._loop = self.writer.loop = asyncio.get_running_loop()
         self._started = (api_factory, namespaces)
         isvcs = InferenceServiceFeed(lambda: self.store.bodies, self.seen, self.gone)
+        config = self.config_source
         self.watches.start(
             api_factory,
             [
                 Watched(resource_named("InferenceService"), isvcs),
                 *self.caches.watched(leader_worker_sets=self.lws_installed),
+                *([config.watched()] if isinstance(config, ConfigSource) else []),
             ],
             namespaces,
             retry_delay=self.backoff.delay,
@@ -289,23 +296,23 @@ class Controller:
             delay = self.writer.taken.recheck_in(key)
             self._loop.call_soon_threadsafe(self.queue.add_after, key, delay)
             return plan, Outcome.PARKED, self._report_conflict(key, body, conflict)
+        except NamespaceTerminating:
+            # Its InferenceServices go with it: their deletion events end this, not a retry.
+            self._terminating.add(key[0])
+            logger.info(
+                "Namespace is being deleted; InferenceService not reconciled",
+                extra={"namespace": key[0], "inferenceService": key[1]},
+            )
+            return plan, Outcome.PARKED, None
+        except AlreadyExists as exc:
+            # A name taken by an object the watch has not delivered yet: by the retry (with
+            # backoff) the cache holds it, or it is someone else's (``NameConflict``).
+            logger.info(
+                "Object exists but is not in the watch cache yet; retrying",
+                extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
+            )
+            return plan, Outcome.ERROR, None
         except ApiError as exc:
-            if "NamespaceTerminating" in exc.causes:
-                # Its InferenceServices go with it: their deletion events end this, not a retry.
-                self._terminating.add(key[0])
-                logger.info(
-                    "Namespace is being deleted; InferenceService not reconciled",
-                    extra={"namespace": key[0], "inferenceService": key[1]},
-                )
-                return plan, Outcome.PARKED, None
-            if exc.reason == "AlreadyExists":
-                # Created by a pass whose object the watch has not delivered yet: by the retry
-                # (with backoff) the cache holds it. A race, not a failure.
-                logger.info(
-                    "Object exists but is not in the watch cache yet; retrying",
-                    extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
-                )
-                return plan, Outcome.ERROR, None
             logger.error(
                 "Failed to write InferenceService workloads",
                 extra={
@@ -347,7 +354,7 @@ class Controller:
         try:
             return self.writer.report_failure(key, body, message)
         except ApiError as exc:  # the next pass tries again
-            if "NamespaceTerminating" in exc.causes:
+            if isinstance(exc, NamespaceTerminating):
                 self._terminating.add(key[0])  # its deletion events end this
             logger.warning(
                 "Failed to report a failed reconcile",

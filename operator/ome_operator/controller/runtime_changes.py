@@ -1,4 +1,4 @@
-"""What a reviewed runtime change does to the cluster the caches show (S16.6, S16.7).
+"""What a reviewed runtime change does to the cluster the caches show (docs/reference/admission.md).
 
 ``gather`` runs on the event loop, where the caches are fed: it takes the InferenceServices the
 change can concern, each with the snapshot of runtimes and models a pass of it reads now, and
@@ -33,7 +33,8 @@ class RuntimeChangeInputs:
         return runtime_impact(self.subjects, self.change)
 
     def warnings(self) -> tuple[Impact, list[str]]:
-        """The impact, and the warnings: the move warning (S16.6), then the ties (S16.7)."""
+        """The impact, and the warnings: the move warning, then the ties
+        (docs/reference/admission.md, Runtime warnings)."""
         impact = self.impact()
         moved = impact.warning()
         found = [moved] if moved is not None else []
@@ -80,7 +81,8 @@ def _views(runtime: ServingRuntime, change: RuntimeChange, caches: Caches) -> li
         base = [m[0] for (ns, _), m in caches.base_models.items() if ns == namespace and m]
         shadowed = {m.name for m in base}
         found = [*base, *(m for m in cluster_models if m.name not in shadowed)]
-    # A disabled model is served by no runtime (S2.14): nothing is selected for it.
+    # A disabled model is served by no runtime (docs/reference/selection.md): nothing is
+    # selected for it.
     return [ModelView(m.name, m.spec, catalog, namespace) for m in found if not m.spec.disabled]
 
 

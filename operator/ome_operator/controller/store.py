@@ -18,13 +18,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from ..cluster.api import newer_version, resource_version
+from ..cluster.informing import lean
 from ..core.resolving import resolution_manifest
 from ..models import InferenceService, InvalidResourceError, from_manifest
 from .packing import Held, Packed, pack, unpack
+from .watches import Key
 
 __all__ = ["InferenceServiceStore"]
 
-Key = tuple[str, str]
 _VOLATILE = ("status", "resourceVersion", "managedFields")
 
 
@@ -71,6 +72,12 @@ def _walked_digest(obj: Any) -> bytes:
         else:
             digest.update(repr(item).encode() + b",")
     return digest.digest()
+
+
+def written_records(written: Mapping[str, Any]) -> list[Any]:
+    """The ``managedFields`` of an object a write returned."""
+    found = (written.get("metadata") or {}).get("managedFields")
+    return list(found) if isinstance(found, list) else []
 
 
 def _same(one: Held, other: Held) -> bool:
@@ -162,4 +169,10 @@ class InferenceServiceStore:
             return
         held = known.version
         if held == resource_version(read) or newer_version(resource_version(written), held):
-            self._keep(key, {**unpack(known.body), "status": written.get("status") or {}})
+            body = unpack(known.body)
+            # The apply record of the status changed with it (``cluster.applying``).
+            records = lean({"metadata": {"managedFields": written_records(written)}})
+            metadata = {**(body.get("metadata") or {}), **records["metadata"]}
+            if "managedFields" not in records["metadata"]:
+                metadata.pop("managedFields", None)
+            self._keep(key, {**body, "metadata": metadata, "status": written.get("status") or {}})

@@ -19,7 +19,15 @@ from ..cluster.api import KubeApi, resource_version
 from ..cluster.informing import Informer, Message, Relisted
 from ..cluster.resources import Resource
 
-__all__ = ["Collection", "Feed", "InferenceServiceFeed", "Watched", "Watches", "object_key"]
+__all__ = [
+    "Collection",
+    "Feed",
+    "InferenceServiceFeed",
+    "Key",
+    "Watched",
+    "Watches",
+    "object_key",
+]
 
 
 class Feed(Protocol):
@@ -35,11 +43,14 @@ class Feed(Protocol):
 
 @dataclass(frozen=True)
 class Watched:
-    """One kind to watch, what its messages feed, and the label its objects must carry."""
+    """One kind to watch, what its messages feed, the label and fields its objects must have,
+    and the one namespace it is watched in (None: the operator's)."""
 
     kind: Resource
     feed: Feed
     label_selector: str | None = None
+    field_selector: str | None = None
+    namespace: str | None = None
 
 
 Key = tuple[str, str]
@@ -153,7 +164,10 @@ class Watches:
         scopes = tuple(namespaces)
         self._watched = list(watched)
         for item in self._watched:
-            item.feed.scopes = frozenset(scopes if item.kind.namespaced else (None,))
+            if item.namespace is not None:
+                item.feed.scopes = frozenset({item.namespace})
+            else:
+                item.feed.scopes = frozenset(scopes if item.kind.namespaced else (None,))
             for namespace in sorted(item.feed.scopes, key=str):
                 informer = Informer(
                     api_factory(),
@@ -162,6 +176,7 @@ class Watches:
                     self._deliverer(loop, item.feed),
                     retry_delay=retry_delay,
                     label_selector=item.label_selector,
+                    field_selector=item.field_selector,
                     on_failure=on_failure,
                 )
                 self._informers.append(informer)

@@ -1,6 +1,7 @@
-"""Carrying out a reconcile plan through the API, in a worker thread (S9, OPEN-09).
+"""Carrying out a reconcile plan through the API, in a worker thread (docs/architecture.md).
 
-``PlanWriter`` writes a plan's objects in order (patching only what differs), its deletions,
+``PlanWriter`` writes a plan's objects in order (applying only what differs: ``applying``),
+its deletions,
 its events (an identical decision of one generation once; ``RuntimeNotFound`` once per decision
 until the status that records it is written), then its status (only when it changed).
 ``Echoes`` remembers the versions it wrote, so that the watch event echoing one of its own
@@ -14,6 +15,7 @@ name stays taken by an object the watches do not show ends the pass with ``NameC
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import logging
 import threading
@@ -21,15 +23,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..cluster.api import KubeApi
-from ..cluster.applying import apply_object, merge_patch_between, with_owner
-from ..cluster.errors import ApiError, Conflict, NotFound
+from ..cluster.applying import apply_object, apply_status, with_owner
+from ..cluster.errors import AlreadyExists, ApiError, NotFound
 from ..cluster.leases import NotLeading
 from ..core.conditions import RECONCILE_FAILED, failed_status
-from ..core.ownership import NameConflict, name_conflict_told
+from ..core.ownership import NameConflict, controller_reference, name_conflict_told
 from ..core.plans import Event, LogRecord, ReconcilePlan
 from ..core.rendering.events import event_about, once_name
 from .name_conflicts import TakenNames
 from .owned import OwnedObjects
+from .packing import Held, pack, unpack
+from .watches import Key
 
 __all__ = [
     "Echoes",
@@ -44,10 +48,12 @@ __all__ = [
 
 logger = logging.getLogger("ome_operator.controller")
 
-Key = tuple[str, str]
 Identity = tuple[Any, Any, Any]
 _UNSEEN = object()
-#: The event the core posts with every transition of ``RuntimeReady`` to False (S8.3).
+#: Objects whose last taken-back fields are remembered (so each is logged once).
+_TOOK_BACK_HELD = 4096
+#: The event the core posts with every transition of ``RuntimeReady`` to False
+#: (docs/reference/status-and-events.md, Events).
 _NOT_FOUND = "RuntimeNotFound"
 
 
@@ -70,10 +76,9 @@ class StatusTargetGone(Exception):
     (its deletion event ends its work)."""
 
 
-def _owned_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
-    uid = (owner.get("metadata") or {}).get("uid")
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return any(ref.get("uid") == uid for ref in refs)
+def _controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
+    ref = controller_reference(obj)
+    return ref is not None and ref.get("uid") == (owner.get("metadata") or {}).get("uid")
 
 
 def gone_or_going(found: Mapping[str, Any] | None, uid: Any) -> bool:
@@ -95,18 +100,6 @@ def recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
         raise OwnerGoing() from None
     if gone_or_going(fresh, (owner.get("metadata") or {}).get("uid")):
         raise OwnerGoing()
-
-
-def _write_status(
-    api: KubeApi, body: Mapping[str, Any], status: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """Merge-patch the status subresource to ``status`` when it differs; the object as the
-    write left it (None: nothing to write)."""
-    old = body.get("status") or {}
-    if status == old:
-        return None
-    patch = merge_patch_between(old, status)
-    return api.merge_patch(body, {"status": patch}, subresource="status")
 
 
 class Echoes:
@@ -167,26 +160,44 @@ class PlanWriter:
         self._objects = objects
         self._requeue_owner = requeue_owner
         #: Per InferenceService, the generation its posted events were decided at, and their
-        #: (reason, message): an identical decision of one generation is posted once (OPEN-09).
+        #: (reason, message): an identical decision of one generation is posted once.
         self.posted: dict[Key, tuple[Any, set[tuple[str, str]]]] = {}
         #: Per InferenceService, a digest of the info records its last pass logged.
         self._logged: dict[Key, int] = {}
         #: Names its creates found taken by objects the watches do not show.
         self.taken = TakenNames()
+        #: Per InferenceService, each object as the operator last wrote it or found it written,
+        #: to tell a field it no longer renders (an object it created, whose fields are not yet
+        #: its apply record: ``cluster.apply_records``). A restarted operator knows none.
+        #: Held packed (``packing``): about the size of its JSON.
+        self.rendered: dict[Key, dict[Identity, Held]] = {}
+        #: Per InferenceService, the objects written for it the watch showed deleted since.
+        self.gone: dict[Key, set[tuple[str, str]]] = {}
+        #: Per object, the fields its last forced apply took back (each logged once).
+        self._took_back: dict[Identity, tuple[str, ...]] = {}
 
     def client(self) -> KubeApi:
         if self._api is None:
             self._api = self._api_factory()
         return self._api
 
+    def saw_deleted(self, key: Key, obj: Mapping[str, Any]) -> None:
+        """The watch showed ``obj`` deleted, an object of the InferenceService ``key`` (only
+        those this writer wrote are noted: pods come and go)."""
+        identity, _ = identity_of(obj)
+        if identity in self.rendered.get(key, {}):
+            self.gone.setdefault(key, set()).add((identity[0], identity[2]))
+
     def forget(self, key: Key) -> None:
         self.posted.pop(key, None)
+        self.gone.pop(key, None)
+        self.rendered.pop(key, None)
         self._logged.pop(key, None)
         self.taken.forget(key)
 
     def log(self, key: Key, records: tuple[LogRecord, ...]) -> None:
-        """Log a pass's records: its errors always (S6: each failed pass, retried with
-        backoff, says why), its info records (S2.11's ``Selected runtime``) only when they
+        """Log a pass's records: its errors always (each failed pass, retried with
+        backoff, says why), its info records (``Selected runtime``) only when they
         differ from the last ones logged for it (a converged fleet re-queued is silent)."""
         informed = tuple(r for r in records if r.level != "error")
         digest = hash(informed)
@@ -214,12 +225,17 @@ class PlanWriter:
         for obj in plan.apply:
             kind, name = obj["kind"], obj["metadata"]["name"]
             current = existing.get((kind, name))
-            if current is not None and not _owned_by(current, body):
+            # Before adopting, and before creating again what the watch showed deleted (the
+            # InferenceService's own deletion may have removed it, its event not here yet),
+            # the InferenceService is read itself.
+            deleted = current is None and (kind, name) in self.gone.get(key, ())
+            if deleted or (current is not None and not _controlled_by(current, body)):
                 recheck_owner(api, body)
             try:
                 self.apply(api, key, with_owner(obj, body), current)
+                self.gone.get(key, set()).discard((kind, name))
             except ApiError as exc:  # say which object: the server's text may not
-                if exc.reason == "AlreadyExists" and self.taken.refused(key, kind, name):
+                if isinstance(exc, AlreadyExists) and self.taken.refused(key, kind, name):
                     raise NameConflict(kind, name, key[1]) from None
                 message = f"cannot write {kind} {name}: {exc.message}"
                 raise exc.reworded(message) from None
@@ -233,7 +249,7 @@ class PlanWriter:
         for event in plan.events:
             self.post(api, key, body, event)
         try:
-            written = None if plan.status is None else _write_status(api, body, plan.status)
+            written = None if plan.status is None else apply_status(api, body, plan.status)
         except NotFound:
             raise StatusTargetGone() from None
         if written is not None:
@@ -247,8 +263,13 @@ class PlanWriter:
         identity, _ = identity_of(desired)
         self.echoes.started(identity)
         written = None
+        rendered = self.rendered.setdefault(key, {})
+        last = rendered.get(identity)
         try:
-            written = apply_object(api, desired, current)
+            written = apply_object(
+                api, desired, current, self._taken_back, None if last is None else unpack(last)
+            )
+            rendered[identity] = pack(desired)  # what the object now has, written or found
         finally:
             version = identity_of(written)[1] if written is not None else None
             changed_meanwhile = self.echoes.finished(identity, version)
@@ -258,13 +279,28 @@ class PlanWriter:
             if changed_meanwhile:
                 self.loop.call_soon_threadsafe(self._requeue_owner, *key)
 
+    def _taken_back(self, obj: Mapping[str, Any], fields: list[str]) -> None:
+        """Fields of ``obj`` someone else changed are taken back: logged once per object and
+        set of fields (a field taken back again after another change is logged again)."""
+        identity, _ = identity_of(obj)
+        if self._took_back.get(identity) == tuple(fields):
+            return
+        if len(self._took_back) >= _TOOK_BACK_HELD:  # the oldest go first
+            del self._took_back[next(iter(self._took_back))]
+        self._took_back[identity] = tuple(fields)
+        kind, namespace, name = identity
+        logger.warning(
+            "Taking back fields another manager changed",
+            extra={"kind": kind, "namespace": namespace, "resource": name, "fields": fields},
+        )
+
     def report_failure(
         self, key: Key, body: Mapping[str, Any], message: str
     ) -> dict[str, Any] | None:
         """``Ready=False``, reason ``ReconcileFailed``, and one Warning event per distinct
         message; the InferenceService as the status write left it (None: nothing written)."""
         api = self.client()
-        written = _write_status(api, body, failed_status(body.get("status"), message, now=now()))
+        written = apply_status(api, body, failed_status(body.get("status"), message, now=now()))
         self.post(api, key, body, Event("Warning", RECONCILE_FAILED, message))
         return written
 
@@ -278,13 +314,13 @@ class PlanWriter:
         status, events = name_conflict_told(body.get("status"), conflict, now=now())
         for event in events:
             self.post(api, key, body, event)
-        return _write_status(api, body, status)
+        return apply_status(api, body, status)
 
     def post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
-        """Post ``event`` unless this generation already did (OPEN-09); a RuntimeNotFound is
+        """Post ``event`` unless this generation already did; a RuntimeNotFound is
         remembered across generations until the status that records it is written.
 
-        Every event but RuntimeNotFound (which follows its condition's transitions, S8.3, and
+        Every event but RuntimeNotFound (which follows its condition's transitions, and
         the status tells a restarted operator whether it was posted) has one name per
         generation and message (``once_name``), so a restarted operator, which remembers
         nothing, posts no duplicate: the server refuses it as AlreadyExists."""
@@ -298,16 +334,13 @@ class PlanWriter:
         if identity in posted:
             return
         name = None if event.reason == _NOT_FOUND else once_name(body, event)
-        try:
+        with contextlib.suppress(AlreadyExists):
             api.create(event_about(body, event, now(), name=name))
-        except Conflict as exc:
-            if exc.reason != "AlreadyExists":
-                raise
         posted.add(identity)
 
     def _recorded(self, key: Key) -> None:
         """The status now records what was posted: a RuntimeNotFound event follows that
-        condition's transitions from here on (S8.3), so it is no longer remembered."""
+        condition's transitions from here on, so it is no longer remembered."""
         found = self.posted.get(key)
         if found is not None:
             kept = {(reason, text) for reason, text in found[1] if reason != _NOT_FOUND}

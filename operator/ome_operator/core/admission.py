@@ -1,4 +1,4 @@
-"""Admission rules as pure functions (S7.2–S7.4, S16.3): the denial and the warnings, in order.
+"""Admission rules as pure functions (docs/reference/admission.md): denial and warnings, in order.
 
 The webhook server and ``ome-operator render`` only wrap these. Denial texts are what kubectl
 prints after ``denied the request: ``.
@@ -48,7 +48,7 @@ _PERCENT = re.compile(r"(0|[1-9][0-9]?|100)%")
 #: value of the ``ome.io/inferenceservice`` label on every object it owns (at most 63 characters).
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _MODES = ", ".join(m.value for m in DeploymentMode)
-#: ``warning`` labels of the webhook's warnings metric (S10).
+#: ``warning`` labels of the webhook's warnings metric (docs/reference/metrics.md).
 AUTO_SELECTED, DOES_NOT_DECLARE_SUPPORT = "auto_selected", "does_not_declare_support"
 DEPLOYMENT_STRATEGY = "deployment_strategy"
 MODEL_KIND = "model_kind"
@@ -79,7 +79,7 @@ class AdmissionVerdict:
     allowed: bool
     message: str = ""
     warnings: tuple[str, ...] = ()
-    #: Set when the review ran auto-selection (S7.2 step 6); metrics only, not the answer.
+    #: Set when the review ran auto-selection (its runtime step); metrics only, not the answer.
     selection: SelectionOutcome | None = field(default=None, compare=False)
     #: The ``warning`` label of ``ome_webhook_warnings_total`` for each counted warning (typo
     #: warnings are not counted); metrics only.
@@ -87,7 +87,7 @@ class AdmissionVerdict:
 
 
 def mode_typo_warnings(place: str, annotations: dict[str, str]) -> list[str]:
-    """S16.3: a warning for an ``ome.io/deploymentMode`` value that is not a mode."""
+    """A mode typo warning for an ``ome.io/deploymentMode`` value that is not a mode."""
     value = annotations.get(MODE_ANNOTATION)
     if value is None or declared_mode(annotations) is not None:
         return []
@@ -161,7 +161,7 @@ def _check_pod_policy(
 
 def replica_range_problem(place: str, spec: ComponentSpec) -> str:
     """Why ``spec``'s replica bounds cannot be written (``place``: ``spec.engine``, ...);
-    "" when they can. ``maxReplicas: 0`` means unset (S4)."""
+    "" when they can. ``maxReplicas: 0`` means unset (docs/reference/merging.md)."""
     for bound, value in (("minReplicas", spec.min_replicas), ("maxReplicas", spec.max_replicas)):
         if value is not None and not 0 <= value <= MAX_REPLICAS:
             return f"{place}.{bound} must be from 0 to {MAX_REPLICAS} (got {value})"
@@ -253,7 +253,7 @@ def _has_complete_runner(engine: ComponentSpec) -> bool:
 def _runtime_warnings(
     isvc: InferenceService, models: ModelCatalog, runtimes: RuntimeCatalog
 ) -> tuple[list[tuple[str, str]], SelectionOutcome | None]:
-    """Step 6 of S7.2: deny, or return the S7.3.1 / S7.3.2 warning (with its metric kind)."""
+    """The runtime step: deny, or return the runtime warning (with its metric kind)."""
     spec, namespace = isvc.spec, isvc.namespace
     model = models.lookup(namespace, spec.model.name) if spec.model else None
     if spec.runtime is not None:
@@ -295,7 +295,7 @@ def _no_runtime(model: str, failure: Exception) -> str:
 
 
 def _deployment_strategy_warnings(isvc: InferenceService) -> list[str]:
-    """S7.3.3 (OPEN-29: component-annotation modes do not warn)."""
+    """The ``deploymentStrategy`` warnings (modes set only in component annotations give none)."""
     mode = isvc.spec.deployment_mode or isvc_level_mode(isvc)
     if not mode or mode == DeploymentMode.RAW_DEPLOYMENT:
         return []
@@ -322,7 +322,7 @@ def review_inference_service(
     config: OperatorConfig | None = None,
     namespace_labels: Mapping[str, str] | None = None,
 ) -> AdmissionVerdict:
-    """S7.2 denials in order (OPEN-25), then the S7.3 and S16.3 warnings.
+    """The denials in order, then the warnings (docs/reference/admission.md).
 
     ``runtimes`` holds the ServingRuntimes of the InferenceService's namespace and every
     ClusterServingRuntime. ``config`` brings the pod policy and the bound of copied metadata
@@ -365,7 +365,7 @@ def review_inference_service(
 def review_serving_runtime(
     runtime: ServingRuntime, accelerator_classes: frozenset[str]
 ) -> AdmissionVerdict:
-    """S7.4 denials (skipped for a disabled runtime), then the S16.3 warnings."""
+    """The runtime denials (none for a disabled runtime), then the mode typo warnings."""
     warnings: list[str] = []
     for name in COMPONENTS:
         config = runtime.spec.config(name)

@@ -1,4 +1,5 @@
-"""InferenceService conditions (S0.3, S8.1, S8.2, S5.2–S5.4.10): built from observed workloads.
+"""InferenceService conditions (docs/reference/status-and-events.md): built from observed
+workloads.
 
 Pure: the caller passes the previous conditions and the time, so ``lastTransitionTime`` changes
 only when a condition's status changes.
@@ -47,7 +48,7 @@ def condition(
     previous: Mapping[str, Any] | None = None,
     now: str,
 ) -> dict[str, Any]:
-    """A knative-shaped condition; empty message and severity are left out (S0.3)."""
+    """A knative-shaped condition; empty message and severity are left out."""
     found: dict[str, Any] = {"type": kind, "status": status}
     if reason:
         found["reason"] = reason
@@ -94,7 +95,7 @@ def omenative_counts(replica: Mapping[str, Any] | None) -> dict[str, Any]:
 def _omenative(
     replica: Mapping[str, Any] | None, desired: int, max_unavailable: Any
 ) -> tuple[str, str, str]:
-    """S5.4.10: the ISVC component condition for an OMENative component."""
+    """The ISVC component condition for an OMENative component."""
     status = (replica or {}).get("status") or {}
     total = desired
     ready, serving = _count(status, "readyReplicas"), _count(status, "servingReplicas")
@@ -158,7 +159,7 @@ def component_condition(
 def ready_condition(
     conditions: Iterable[Mapping[str, Any]], *, previous: Mapping[str, Any] | None, now: str
 ) -> dict[str, Any]:
-    """S8.1 / OPEN-31: True iff EngineReady and IngressReady are True; else copy the first
+    """True iff EngineReady and IngressReady are True; else copy the first
     non-True one's reason and message."""
     listed = list(conditions)
     for kind in ("EngineReady", "IngressReady"):

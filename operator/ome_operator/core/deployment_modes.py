@@ -1,7 +1,9 @@
-"""Deployment modes: where each side declares one, and how a component's mode resolves (S3, S2.6).
+"""Deployment modes: where each side declares one, and how a component's mode resolves
+(docs/reference/deployment-modes.md; the selection check: docs/reference/selection.md).
 
 Only the four values of ``DeploymentMode`` count, case-sensitively; any other annotation value is
-"no mode" and is skipped silently (S16.3 warns about it at admission).
+"no mode" and is skipped silently (the webhook warns about it: docs/reference/admission.md,
+Mode typo warnings).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class DeploymentMode(StrEnum):
 
 
 class ModeSource(StrEnum):
-    """Which rule of S3.3 set a component's mode; the vocabulary of ``effective``."""
+    """Which rule of the resolution set a component's mode; the vocabulary of ``effective``."""
 
     SERVICE_ANNOTATION = "ServiceAnnotation"
     COMPONENT_ANNOTATION = "ComponentAnnotation"
@@ -55,7 +57,8 @@ class ResolvedMode:
 
 
 class InvalidComponentModeError(ValueError):
-    """A component resolved to a mode it cannot run (S3.4, S6)."""
+    """A component resolved to a mode it cannot run (docs/reference/deployment-modes.md, Modes a
+    component cannot run)."""
 
     metric_reason: ClassVar[str] = "invalid_deployment_mode"
     #: The reason of the component's condition and of ``Ready`` that say so.
@@ -77,13 +80,13 @@ def declared_mode(annotations: dict[str, str] | None) -> DeploymentMode | None:
 
 
 def runtime_mode(runtime: ServingRuntime, component: str) -> DeploymentMode | None:
-    """The mode a runtime's ``<component>Config`` declares (never its metadata, S2.6)."""
+    """The mode a runtime's ``<component>Config`` declares (never its metadata)."""
     config = runtime.spec.config(component)
     return declared_mode(config.annotations) if config else None
 
 
 def requested_mode(isvc: InferenceService, component: str) -> DeploymentMode | None:
-    """The mode an InferenceService asks for a component: its annotation, else spec (S2.6).
+    """The mode an InferenceService asks for a component: its annotation, else spec.
 
     The engine asks ``spec.deploymentMode`` even when ``spec.engine`` is absent; any other
     component asks only when declared.
@@ -97,7 +100,7 @@ def requested_mode(isvc: InferenceService, component: str) -> DeploymentMode | N
     return DeploymentMode(isvc.spec.deployment_mode) if isvc.spec.deployment_mode else None
 
 
-#: What check 3 of S2.4 compares: the modes an InferenceService requests for its engine and
+#: What check 3 of selection compares: the modes an InferenceService requests for its engine and
 #: its decoder (None where it requests none, or declares no decoder).
 RequestedModes = tuple[DeploymentMode | None, DeploymentMode | None]
 
@@ -107,7 +110,8 @@ def requested_modes(isvc: InferenceService) -> RequestedModes:
 
 
 def mode_mismatch_reason(requested: RequestedModes, runtime: ServingRuntime) -> str | None:
-    """Check 3 of S2.4: the first of engine, decoder where both sides declare different modes."""
+    """Check 3 of selection: the first of engine, decoder where both sides declare different
+    modes (docs/reference/selection.md, Deployment modes)."""
     for component, ours in zip(("engine", "decoder"), requested, strict=True):
         theirs = runtime_mode(runtime, component)
         if ours is not None and theirs is not None and ours != theirs:
@@ -119,14 +123,16 @@ def mode_mismatch_reason(requested: RequestedModes, runtime: ServingRuntime) -> 
 
 
 def isvc_level_mode(isvc: InferenceService) -> DeploymentMode | None:
-    """The valid mode in the InferenceService's metadata annotation (only S3.5 and S7.3.3)."""
+    """The valid mode in the InferenceService's metadata annotation (read only for
+    VirtualDeployment and the webhook's ``deploymentStrategy`` warning)."""
     return declared_mode(isvc.metadata.annotations)
 
 
 def resolve_component_mode(
     isvc: InferenceService, component: str, merged: ComponentSpec
 ) -> ResolvedMode:
-    """S3.3: the first rule that yields a mode for a declared component, after the merge."""
+    """The first rule that yields a mode for a declared component, after the merge
+    (docs/reference/deployment-modes.md, Resolution)."""
     if isvc_level_mode(isvc) is DeploymentMode.VIRTUAL_DEPLOYMENT:
         return ResolvedMode(DeploymentMode.VIRTUAL_DEPLOYMENT, ModeSource.SERVICE_ANNOTATION)
     annotated = declared_mode(merged.annotations)
@@ -140,10 +146,10 @@ def resolve_component_mode(
 
 
 def check_component_mode(component: str, resolved: ResolvedMode) -> None:
-    """S3.4: raise when ``component`` cannot run its resolved mode.
+    """Raise when ``component`` cannot run its resolved mode.
 
     VirtualDeployment from the service annotation is handled before any component is
-    reconciled (S3.5), so only a component annotation can bring it here.
+    reconciled, so only a component annotation can bring it here.
     """
     mode = resolved.mode
     virtual_from_component = (

@@ -1,4 +1,5 @@
-"""Runtime-change impact (S16.6): which InferenceServices a runtime change moves, and why.
+"""Runtime-change impact (docs/reference/cli.md, runtime impact): which InferenceServices a
+runtime change moves, and why.
 
 For each InferenceService the runtime is resolved before and after the change by the
 controller's own path (``resolving``: the model, then the named runtime or auto-selection), over
@@ -13,7 +14,8 @@ proposed) qualifies for, keeps its runtime whatever else the catalog holds.
 
 1. ``no runtime qualifies``: nothing is selected after the change (AFTER ``-``);
 2. ``<before> was deleted``;
-3. ``<before> no longer qualifies: <reason>``: its S2.4 or S12.6 reason after the change;
+3. ``<before> no longer qualifies: <reason>``: its exclusion or qualification reason after the
+   change;
 4. ``<after> ranks higher``: the runtime before still qualifies (or there was none).
 """
 
@@ -95,7 +97,7 @@ class RuntimeChange:
 @dataclass(frozen=True)
 class InUse:
     """The runtime the controller runs an InferenceService with (None: none), and whether its
-    ``RuntimeReady`` is ``False`` (no runtime found, S8.2)."""
+    ``RuntimeReady`` is ``False`` (no runtime found)."""
 
     runtime: ServingRuntime | None
     unresolved: bool = False
@@ -106,7 +108,8 @@ class InUse:
 
 
 def runtime_in_use(isvc: InferenceService, snapshot: Snapshot) -> InUse:
-    """The controller's resolution (S2.13, S2.14, auto-selection), without its side effects."""
+    """The controller's resolution (the model, then the named runtime or auto-selection), without
+    its side effects."""
     try:
         model = resolve_model(isvc, snapshot)
         return InUse(resolve_runtime(isvc, snapshot, model).runtime)
@@ -153,7 +156,8 @@ class Impact:
         return f"{self.changed} of {self.total} InferenceServices change runtime"
 
     def warning(self) -> str | None:
-        """S16.6's admission warning; None when nothing moves."""
+        """The admission warning (docs/reference/admission.md, Runtime warnings); None when nothing
+        moves."""
         if not self.moves:
             return None
         listed = ", ".join(m.brief() for m in self.moves[:WARNING_LIST_LENGTH])

@@ -1,4 +1,5 @@
-"""The InferenceService status a successful pass writes (S8.1, S5.2–S5.4.10, S16.4, OPEN-41).
+"""The InferenceService status a successful pass writes (docs/reference/status-and-events.md,
+InferenceService conditions and Status fields).
 
 Conditions come from the workloads each component's mode runs; the rest records the decisions.
 """
@@ -52,7 +53,7 @@ def workload_key(isvc: InferenceService, name: str, mode: DeploymentMode) -> tup
     return "Deployment", component_name(isvc.name, name)
 
 
-#: Modes with a workload object; another mode's object left behind means a mode change (S3.6).
+#: Modes with a workload object; another mode's object left behind means a mode change.
 WORKLOAD_MODES = (
     DeploymentMode.RAW_DEPLOYMENT,
     DeploymentMode.OME_NATIVE,

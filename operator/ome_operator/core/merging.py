@@ -1,4 +1,5 @@
-"""Merging a runtime's engineConfig/decoderConfig/routerConfig into a component (SPEC S4).
+"""Merging a runtime's engineConfig/decoderConfig/routerConfig into a component
+(docs/reference/merging.md).
 
 The InferenceService wins everywhere. Maps are unions by key; keyed lists merge item by item on
 their key; other lists and scalars are replaced. A value the InferenceService leaves unset (absent,
@@ -30,10 +31,10 @@ KEYED_LISTS: dict[str, str] = {
     "volumeMounts": "mountPath",
 }
 
-#: Fields whose zero counts as unset (S1.3: ``maxReplicas: 0`` is unset; ``minReplicas: 0`` is not).
+#: Fields whose zero counts as unset (``maxReplicas: 0`` is unset; ``minReplicas: 0`` is not).
 _ZERO_IS_UNSET = frozenset({"maxReplicas"})
 
-#: Fields a runtime config never contributes (S4).
+#: Fields a runtime config never contributes.
 _RUNTIME_IGNORED = frozenset({"acceleratorOverride", "autoscalerPolicyRef"})
 
 
@@ -67,7 +68,7 @@ def _merge_field(field: str, runtime: Any, isvc: Any) -> Any:
 
 
 def merge_values(runtime: JsonDict, isvc: JsonDict) -> JsonDict:
-    """Merge two objects field by field, the InferenceService side winning (S4 table)."""
+    """Merge two objects field by field, the InferenceService side winning."""
     merged = dict(runtime)
     for key, value in isvc.items():
         merged[key] = _merge_field(key, runtime[key], value) if key in runtime else value
@@ -90,7 +91,7 @@ def merge_component(
 def effective_replicas(
     component: str, merged: ComponentSpec, defaults: ReplicaDefaults
 ) -> tuple[int, int]:
-    """S4 replica bounds: the component's (ISVC, else runtime config), else the defaults; a
+    """Replica bounds: the component's (ISVC, else runtime config), else the defaults; a
     default maximum below the effective minimum is raised to match."""
     minimum = defaults.min_replicas if merged.min_replicas is None else merged.min_replicas
     if merged.max_replicas:

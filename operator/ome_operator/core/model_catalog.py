@@ -1,4 +1,5 @@
-"""ModelCatalog: the BaseModels and ClusterBaseModels a decision may read (S2.14)."""
+"""ModelCatalog: the BaseModels and ClusterBaseModels a decision may read
+(docs/reference/selection.md, Model lookup)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class ModelCatalog:
 
     def referenced(self, ref: ModelRef, namespace: str) -> ModelResource | None:
         """The controller's lookup: the kind ``ref`` names must exist, but a BaseModel of the
-        same name in the namespace supplies the data even for kind ClusterBaseModel (S2.14)."""
+        same name in the namespace supplies the data even for kind ClusterBaseModel."""
         if ref.kind == "BaseModel":
             return self.base_models.get((namespace, ref.name))
         if ref.name not in self.cluster_base_models:

@@ -1,4 +1,5 @@
-"""The operator configuration (S1.10): ConfigMap ``inferenceservice-config``, parsed and checked.
+"""The operator configuration (docs/configuration.md): ConfigMap ``inferenceservice-config``,
+parsed and checked.
 
 Each problem is an error with the exact text OME logs; ``OperatorConfig`` holds the defaults the
 reconciler uses (replica bounds, budgets, the cluster domain): the one home of every default a
@@ -98,7 +99,7 @@ class PdbDefaults:
 
 @dataclass(frozen=True)
 class ReplicaDefaults:
-    """``deploy.replicas`` of the operator configuration (S1.10)."""
+    """``deploy.replicas`` of the operator configuration."""
 
     min_replicas: int = 1
     max_replicas: Mapping[str, int] = field(
@@ -111,7 +112,7 @@ class OperatorConfig:
     replicas: ReplicaDefaults = field(default_factory=ReplicaDefaults)
     pdb: PdbDefaults = field(default_factory=PdbDefaults)
     cluster_domain: str = "cluster.local"
-    #: A problem that stalls reconciles until the ConfigMap is fixed (S1.10).
+    #: A problem that stalls reconciles until the ConfigMap is fixed.
     problem: ConfigError | None = None
     #: ``modelVolumes``: where each model's volume comes from (docs/configuration.md).
     model_volumes: ModelVolumes = field(default_factory=ModelVolumes)

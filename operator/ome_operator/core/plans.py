@@ -68,7 +68,7 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True)
 class Decisions:
-    """What the metrics record about a pass (S10)."""
+    """What the metrics record about a pass (docs/reference/metrics.md)."""
 
     selection: tuple[str, str] | None = None  # (outcome, scope) of auto-selection
     exclusions: tuple[str, ...] = ()  # check names of excluded runtimes

@@ -1,4 +1,5 @@
-"""One reconcile pass of an InferenceService, as a plan (S3.5–S3.7, S4, S5, S6, S8, S2.11).
+"""One reconcile pass of an InferenceService, as a plan (docs/reference/: deployment-modes.md,
+merging.md, workloads.md, status-and-events.md).
 
 ``reconcile`` decides on a snapshot and returns what to write: objects to apply in order, objects
 to delete, the status, events and log records, and whether to retry with backoff. The controller
@@ -66,7 +67,7 @@ _VIRTUAL_MESSAGE = "InferenceService is in VirtualDeployment mode"
 
 
 def _virtual(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> ReconcilePlan:
-    """S3.5 / OPEN-10: nothing is created or updated; the URL and Ready are set."""
+    """VirtualDeployment: nothing is created or updated; the URL and Ready are set."""
     previous = previous_conditions(isvc)
     ready = condition(
         "Ready",
@@ -83,8 +84,8 @@ def _virtual(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> 
 
 
 #: Reason of the condition and the Warning event of a MultiNode component whose API is not
-#: installed (beyond S6, which only logs and retries: the API is looked up at start, so no retry
-#: can succeed before a restart).
+#: installed (not retried: the API is looked up at start, so no retry can succeed before a
+#: restart).
 LWS_NOT_INSTALLED = "LeaderWorkerSetNotInstalled"
 
 
@@ -236,8 +237,9 @@ def _ref(obj: Mapping[str, Any]) -> dict[str, Any]:
 def _budget_moves(
     isvc: InferenceService, comp: ResolvedComponent, ready: bool, snap: Snapshot
 ) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
-    """S3.6: the PDB keeps protecting the old pods until the new workload is ready; without a
-    mode change in flight, a PDB that differs is a manual edit, reset at once (S5.5)."""
+    """Mode changes (docs/reference/deployment-modes.md): the PDB keeps protecting the old pods
+    until the new workload is ready; without a mode change in flight, a PDB that differs is a
+    manual edit, reset at once."""
     objects = comp.objects
     desired = next((o for o in objects if o["kind"] == "PodDisruptionBudget"), None)
     existing = snap.existing.get(("PodDisruptionBudget", component_name(isvc.name, comp.name)))
@@ -273,7 +275,7 @@ def _component_writes(
 
 
 def _orphans(isvc: InferenceService, snap: Snapshot) -> tuple[dict[str, Any], ...]:
-    """S3.7: owned objects of a component that is no longer declared."""
+    """Owned objects of a component that is no longer declared."""
     declared = set(isvc.declared_components())
     found = []
     for (_, _), obj in sorted(snap.existing.items()):
@@ -308,7 +310,8 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
         try:
             comp = _component(isvc, name, chosen.runtime, model, snap, config)
         except (InvalidComponentModeError, ComponentRenderError, InvalidResourceError) as exc:
-            # S6: the earlier components are reconciled in full, their budget moves included.
+            # A component failure: the earlier components are reconciled in full, their budget moves
+            # included (docs/reference/status-and-events.md, Component failures).
             ready = {c.name: component_ready(isvc, c, snap, previous) for c in components}
             apply, delete = _component_writes(isvc, components, ready, snap)
             decisions = replace(chosen.decisions, component_errors=((name, _error_reason(exc)),))

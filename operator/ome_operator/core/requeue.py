@@ -1,7 +1,8 @@
-"""Which InferenceServices a runtime event re-queues (S9, made proportional to the change).
+"""Which InferenceServices a runtime event re-queues (docs/reference/status-and-events.md,
+Retries and re-queues).
 
-S9 re-queues every InferenceService of a runtime's scope on every event of it. A pass can only
-decide differently when the event changed something a pass reads:
+Re-queueing every InferenceService of a runtime's scope on every event of it would be simple,
+but a pass can only decide differently when the event changed something a pass reads:
 
 - nothing, when the runtime's ``spec`` is the same before and after (a label, an annotation, a
   status or bookkeeping change): selection, merging and rendering read the spec, the name and

@@ -1,5 +1,6 @@
-"""The model and the runtime a pass reconciles with (S2.13, S2.14, S8.2, S8.3): found, or the
-plan that ends the pass (a missing or disabled model, no runtime, a disabled named runtime)."""
+"""The model and the runtime a pass reconciles with (docs/reference/selection.md): found, or the
+plan that ends the pass (a missing or disabled model, no runtime, a disabled named runtime;
+docs/reference/status-and-events.md, RuntimeReady and Events)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ MODEL_ADVICE = (
     "to reconcile it"
 )
 
-#: What resolving reads of an InferenceService (and S2.5, S2.6 of its components).
+#: What resolving reads of an InferenceService (and of its components' accelerator classes
+#: and modes).
 _RESOLUTION_ANNOTATIONS = ("ome.io/accelerator-class", "ome.io/deploymentMode")
 _RESOLUTION_SPEC = ("model", "runtime", "deploymentMode", "acceleratorSelector")
 _RESOLUTION_COMPONENTS = ("engine", "decoder")
@@ -51,9 +53,9 @@ def _kept(value: Any, keys: tuple[str, ...]) -> Any:
 
 def resolution_manifest(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """What of an InferenceService manifest the resolution of its model and runtime reads
-    (``resolve_model``, ``resolve_runtime``: S2.5's accelerator classes, S2.6's modes, S2.13,
-    S2.14), and its ``RuntimeReady`` condition: parsed, it resolves as the whole one does, for
-    a fraction of the memory of the whole parsed."""
+    (``resolve_model``, ``resolve_runtime``: the accelerator classes, the modes, the named runtime
+    and the model), and its ``RuntimeReady`` condition: parsed, it resolves as the whole one
+    does, for a fraction of the memory of the whole parsed."""
     found = {k: v for k, v in manifest.items() if k in ("apiVersion", "kind")}
     meta = manifest.get("metadata")
     if isinstance(meta, Mapping):
@@ -104,7 +106,7 @@ class ResolvedRuntime:
 
 
 def resolve_model(isvc: InferenceService, snap: Snapshot) -> ModelResource | None:
-    """S2.14: the referenced model, or stop (missing: log only; disabled: event)."""
+    """The referenced model, or stop (missing: ``ModelNotFound``; disabled: an event)."""
     ref = isvc.spec.model
     if ref is None:
         return None
@@ -156,7 +158,7 @@ def _model_not_found(isvc: InferenceService, snap: Snapshot) -> str:
 def _runtime_not_found(
     isvc: InferenceService, snap: Snapshot, message: str, decisions: Decisions
 ) -> ReconcilePlan:
-    """S8.2 / OPEN-32: only RuntimeReady is written; the event follows its transitions."""
+    """Only RuntimeReady is written; the event follows its transitions."""
     previous = previous_conditions(isvc)
     before = find_condition(previous, "RuntimeReady")
     runtime_ready = condition(
@@ -239,7 +241,7 @@ def resolve_runtime(
     if isvc.spec.runtime is not None:
         return _named(isvc, snap, model)
     if model is None:
-        # S7.2.1 denies this at admission; one that got past the webhook is logged and parked.
+        # The webhook denies this at admission; one that got past the webhook is logged and parked.
         record = LogRecord(
             "error",
             "at least one of spec.model or spec.runtime must be set",

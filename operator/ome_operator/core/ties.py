@@ -1,7 +1,8 @@
-"""Ambiguous runtimes (S16.7): runtimes that only their names rank for a model.
+"""Ambiguous runtimes (docs/reference/selection.md, Ties): runtimes that only their names rank
+for a model.
 
 Two runtimes that qualify for the same model with the same scope, score and size distance are
-ranked by name (S2.11), which nobody meant. The webhook warns (never denies) when a runtime as
+ranked by name, which nobody meant. The webhook warns (never denies) when a runtime as
 proposed ties for first place: the tie then decides what is selected.
 """
 

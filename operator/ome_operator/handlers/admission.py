@@ -1,4 +1,4 @@
-"""Validating admission webhooks (S7, S16.3, S16.6, S16.7): the pure rules of
+"""Validating admission webhooks (docs/reference/admission.md): the pure rules of
 ``core.admission``, served.
 
 A denial raises ``kopf.AdmissionError`` with the exact text (kubectl prints it after
@@ -16,8 +16,8 @@ bound of copied metadata, docs/configuration.md) and its namespace's labels, whi
 not carry: ``controller.namespace_labels`` reads and keeps them.
 
 An admitted runtime change is warned about from the controller's caches
-(``controller.runtime_changes``): the InferenceServices it moves (S16.6) and the runtimes it
-ties with (S16.7). That decision runs in a thread, from what was taken on the event loop; it
+(``controller.runtime_changes``): the InferenceServices it moves and the runtimes it
+ties with. That decision runs in a thread, from what was taken on the event loop; it
 never denies, and a failure of it costs only its warnings.
 
 kopf logs every denial as a handler that "failed permanently", at ERROR; a denial is the webhook
@@ -56,9 +56,9 @@ __all__ = [
 ]
 
 #: kopf registers these in the webhook configuration but serves every operation it is sent,
-#: so the handlers also pass anything else (DELETE above all) unvalidated (S7.1).
+#: so the handlers also pass anything else (DELETE above all) unvalidated.
 _OPERATIONS = ["CREATE", "UPDATE"]
-#: A runtime's DELETE is reviewed too, for its warnings only (S16.6).
+#: A runtime's DELETE is reviewed too, for its warnings only.
 _RUNTIME_OPERATIONS = [*_OPERATIONS, "DELETE"]
 _DENIED = 403
 GROUP, VERSION = INFERENCE_SERVICE.group, INFERENCE_SERVICE.version
@@ -168,9 +168,10 @@ def _parse(body: kopf.Body, kind: str, operation: str, memo: kopf.Memo) -> Any:
 
 
 async def _policy_inputs(memo: kopf.Memo, namespace: str) -> tuple[OperatorConfig, Mapping]:
-    """The operator configuration (the controller's, re-read every ``config_cache_ttl``) and
-    the labels of ``namespace``, which the pod policy's exceptions select on: as held, or read
-    in a thread when either must be read again (a read is a request)."""
+    """The operator configuration (the controller's, kept current by its watch) and the labels
+    of ``namespace``, which the pod policy's exceptions select on (held for
+    ``config_cache_ttl``): as held, or read in a thread when they must be read again (a read is
+    a request)."""
     labels = memo.controller.namespace_labels or memo.get("namespace_labels")
     if labels is None:  # a controller built without one (tests)
         options: RunOptions = memo.get("options") or RunOptions()
@@ -224,7 +225,7 @@ async def _change_warnings(
     memo: kopf.Memo,
     old: Any = None,
 ) -> None:
-    """S16.6 and S16.7 for a change the review admits: what it moves, what it ties with. An
+    """The runtime warnings of a change the review admits: what it moves, what it ties with. An
     update that no decision reads (``core.requeue``: labels, annotations) moves nothing."""
     controller = memo.controller
     if operation == "DELETE":
@@ -283,7 +284,7 @@ async def _validate_runtime(
 async def _deletion_warnings(
     body: kopf.Body, kind: str, warnings: list[str], memo: kopf.Memo
 ) -> None:
-    """A deletion is always admitted (neither counted nor timed as a review, S7.1); warned
+    """A deletion is always admitted (neither counted nor timed as a review); warned
     about only once the caches have listed."""
     if not memo.controller.watches.synced.is_set():
         return

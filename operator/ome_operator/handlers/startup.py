@@ -60,7 +60,7 @@ def allow_deep_objects() -> None:
 
 
 def leader_worker_sets_installed(api: KubeApi) -> bool:
-    """S5.3: MultiNode needs the LeaderWorkerSet API when the manager starts."""
+    """MultiNode needs the LeaderWorkerSet API when the manager starts."""
     try:
         found = api.request("GET", "/apis/leaderworkerset.x-k8s.io/v1")
     except ApiError:
@@ -106,9 +106,7 @@ def build_controller(
 
     controller = Controller(
         api_factory=shared_api,
-        config_source=ConfigSource(
-            shared_api, options.operator_namespace, ttl=options.config_cache_ttl
-        ),
+        config_source=ConfigSource(shared_api, options.operator_namespace),
         metrics=metrics,
         workers=options.workers,
         namespace_labels=NamespaceLabels(shared_api, ttl=options.config_cache_ttl),

@@ -1,4 +1,7 @@
-"""Pydantic models of the ome.io resources (SPEC S1). Pure data: no I/O."""
+"""Pydantic models of the ome.io resources (the fields manifests/crds/ types).
+
+Pure data: no I/O.
+"""
 
 from .accelerator_class import AcceleratorClass
 from .base import CRDModel, InvalidResourceError, JsonDict, ObjectMeta, parse

@@ -1,6 +1,4 @@
-"""AcceleratorClass: only its existence, by name, is read (SPEC S7.4)."""
-
-from __future__ import annotations
+"""AcceleratorClass: only its existence, by name, is read (docs/reference/admission.md)."""
 
 from pydantic import StrictStr
 

@@ -10,10 +10,10 @@ parses a few kinds, and building every validator at import (and pydantic's plugi
 which the first build runs) took 20 of the 27 ms importing the models took. A model's default
 instance (``defaults(ObjectMeta)``) is made without validating, so that importing the models
 builds nothing; ``resources.build_validators`` builds them all, for the operator, before it
-serves.
+serves. The modules that define models do without ``from __future__ import annotations``:
+pydantic would compile and evaluate every annotation string again as it makes each class
+(1.5 of the 9 ms importing the models takes).
 """
-
-from __future__ import annotations
 
 import json
 import re

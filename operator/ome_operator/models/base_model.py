@@ -1,6 +1,4 @@
-"""BaseModel and ClusterBaseModel (SPEC S1.6): one model, two scopes, ``kind`` tells which."""
-
-from __future__ import annotations
+"""BaseModel and ClusterBaseModel: one model, two scopes, ``kind`` tells which."""
 
 from pydantic import StrictBool, StrictStr
 

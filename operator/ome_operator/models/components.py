@@ -4,8 +4,6 @@ EngineSpec, DecoderSpec and RouterSpec share one model here: pod fields and ever
 stay as preserved extras; the fields the operator reads are typed. Unset stays ``None``.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, StrictBool, StrictInt, StrictStr, WrapValidator

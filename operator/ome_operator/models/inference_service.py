@@ -1,6 +1,4 @@
-"""InferenceService (SPEC S1.2): the fields the operator reads; everything else preserved."""
-
-from __future__ import annotations
+"""InferenceService: the fields the operator reads; everything else preserved."""
 
 from typing import Literal
 
@@ -11,7 +9,8 @@ from .components import AcceleratorSelector, ComponentSpec
 
 __all__ = ["COMPONENTS", "InferenceService", "InferenceServiceSpec", "ModelRef", "RuntimeRef"]
 
-#: Components in reconcile order (S6); also the order of every per-component listing.
+#: Components in reconcile order (engine, decoder, router); also the order of every
+#: per-component listing.
 COMPONENTS = ("engine", "decoder", "router")
 
 
@@ -58,5 +57,5 @@ class InferenceService(CRDModel):
         return self.metadata.namespace or "default"
 
     def declared_components(self) -> tuple[str, ...]:
-        """The components the spec declares, in reconcile order (S3.7)."""
+        """The components the spec declares, in reconcile order."""
         return tuple(c for c in COMPONENTS if self.spec.component(c) is not None)

@@ -1,6 +1,4 @@
-"""ServingRuntime and ClusterServingRuntime (SPEC S1.4, S1.5): one model, two scopes."""
-
-from __future__ import annotations
+"""ServingRuntime and ClusterServingRuntime: one model, two scopes."""
 
 from typing import Annotated
 
@@ -20,7 +18,8 @@ __all__ = [
 
 
 class ModelFormat(CRDModel):
-    """A runtime entry's modelFormat or modelFramework, CRD defaults applied (S1.5)."""
+    """A runtime entry's modelFormat or modelFramework, CRD defaults applied
+    (docs/reference/selection.md, Entry defaults)."""
 
     name: StrictStr
     version: StrictStr | None = None
@@ -36,7 +35,7 @@ class SupportedModelFormat(CRDModel):
     quantization: StrictStr | None = None
     diffusion_pipeline: JsonDict | None = None
     auto_select: StrictBool | None = None
-    priority: Annotated[StrictInt, Field(ge=1)] | None = None  # CRD minimum 1 (S7.4.3)
+    priority: Annotated[StrictInt, Field(ge=1)] | None = None  # CRD minimum 1
 
 
 class ModelSizeRange(CRDModel):
@@ -60,7 +59,7 @@ class ServingRuntimeSpec(CRDModel):
     scheduler_name: StrictStr | None = None
 
     def config(self, component: str) -> ComponentSpec | None:
-        """The runtime config merged into ``component`` (S4)."""
+        """The runtime config merged into ``component`` (docs/reference/merging.md)."""
         return getattr(self, f"{component}_config")
 
 
@@ -87,7 +86,8 @@ class ServingRuntime(CRDModel):
 
     def seen_from(self, namespace: str) -> bool:
         """Whether an InferenceService of ``namespace`` has this runtime among its candidates
-        (S2.3: every ClusterServingRuntime, the ServingRuntimes of its namespace)."""
+        (every ClusterServingRuntime, the ServingRuntimes of its namespace:
+        docs/reference/selection.md, Candidates)."""
         return self.is_cluster or self.namespace == namespace
 
     @property

@@ -1,4 +1,5 @@
-"""The report of ``kubectl ome runtime effective`` (S13), built from evidence by pure functions.
+"""The report of ``kubectl ome runtime effective`` (docs/reference/cli.md, runtime effective),
+built from evidence by pure functions.
 
 ``Evidence`` is what collection read (``effective.collect_evidence``): the InferenceService,
 the runtime snapshot, the model and the pinned ControllerRevisions, each found, missing or
@@ -6,7 +7,7 @@ unreadable. ``build_report`` turns it into a ``RuntimeEffectiveReport`` (the dat
 the small rules it applies are in ``vocabulary``); nothing here reads or prints.
 Every view that lacks what it needs is ``Unavailable`` with a reason, never an error.
 
-ControllerRevision payloads: this operator writes no revisions (S0.2), so there is no writer
+ControllerRevision payloads: this operator writes no revisions, so there is no writer
 contract to verify. A revision found by name whose ``data.spec`` is a mapping that parses as a
 runtime spec is that spec (``Resolved``; ``disabled: true`` gives ``RevisionDisabled``); any
 other payload, or a spec that cannot be merged into the declared components, is
@@ -101,7 +102,8 @@ def revision_names(isvc: InferenceService) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class _Status:
-    """The status fields S13 reads, type-checked: a malformed one is InvalidResourceError."""
+    """The status fields ``effective`` reads, type-checked: a malformed one is
+    InvalidResourceError."""
 
     observed: int | None
     pinned: str | None
@@ -147,7 +149,8 @@ def _declared_id(isvc: InferenceService, ref: RuntimeRef) -> RuntimeId | None:
 
 
 def _components(isvc: InferenceService, spec: ServingRuntimeSpec) -> tuple[ComponentMode, ...]:
-    """S3.3 per declared component, after merging the view's runtime config (S4)."""
+    """The mode of each declared component, after merging the view's runtime config
+    (docs/reference/deployment-modes.md, Resolution)."""
     modes = []
     for component in isvc.declared_components():
         merged = merge_component(
@@ -182,7 +185,7 @@ class _Live:
 
 
 def _live(evidence: Evidence) -> _Live:
-    """S13.2 Live view: the named runtime, else the one S2 selects for the model."""
+    """The Live view: the named runtime, else the one auto-selection picks for the model."""
     isvc, runtimes, catalog = evidence.isvc, evidence.runtimes, evidence.runtimes.value
     candidates = len(catalog) if catalog is not None else None
     ref = _named_ref(isvc)
@@ -212,7 +215,7 @@ def _live(evidence: Evidence) -> _Live:
             chosen = select_runtime(model.spec, model.name, isvc, catalog, isvc.namespace).chosen
         except ModelSpecError:
             chosen = None
-    if chosen is None:  # OPEN-39: no runtime qualifies (or the model is missing)
+    if chosen is None:  # no runtime qualifies (or the model is missing)
         return _Live(View("Unavailable", "NotFound"), selection)
     found = RuntimeId.of(chosen.runtime)
     selection = SelectionInfo("Selected", found, candidates)
@@ -220,7 +223,7 @@ def _live(evidence: Evidence) -> _Live:
 
 
 def _incompatible(evidence: Evidence, catalog: RuntimeCatalog) -> bool:
-    """S2.13.4: the named runtime fails the model's pre-checks or checks 2-5."""
+    """The named runtime fails the model's pre-checks or checks 2-5 (its compatibility advisory)."""
     model = evidence.model.value
     if model is None:
         return False
@@ -266,7 +269,7 @@ def _pinned(evidence: Evidence, name: str, runtime: RuntimeId | None) -> tuple[P
 def _active(
     evidence: Evidence, mode: PinMode, live: View, status: _Status
 ) -> tuple[PinState, View]:
-    """S13.2 Active view and the S13.4 pin state."""
+    """The Active view and the pin state."""
     if mode == "AutoSync":
         return ("NotApplicable" if live.available else "Unavailable"), live
     if mode == "InvalidPin":
@@ -283,7 +286,7 @@ def _active(
 
 
 def _invalid_components(view: View) -> list[str]:
-    """S16.5: components of the view the controller cannot run in their resolved mode."""
+    """Components of the view the controller cannot run in their resolved mode."""
     invalid = []
     for component in view.components:
         try:
@@ -296,7 +299,7 @@ def _invalid_components(view: View) -> list[str]:
 
 
 def build_report(evidence: Evidence) -> RuntimeEffectiveReport:
-    """Everything ``effective`` prints, in every output format (S13)."""
+    """Everything ``effective`` prints, in every output format."""
     isvc = evidence.isvc
     status = _Status.of(isvc)
     mode = pin_mode(isvc.spec.runtime)

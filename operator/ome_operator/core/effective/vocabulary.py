@@ -1,12 +1,13 @@
-"""The vocabulary of ``kubectl ome runtime effective`` (S13): report data and the pure rules.
+"""The vocabulary of ``kubectl ome runtime effective`` (docs/reference/cli.md, Vocabulary):
+report data and the pure rules.
 
-The frozen data classes a ``RuntimeEffectiveReport`` is made of, the closed ``Literal`` sets of
-S13.4 it prints, and the small pure functions that compute one value each (a hash, the pin
-mode, the SYNC, STATUS and DRIFT states, the live relation, the inheritance chain).
+The frozen data classes a ``RuntimeEffectiveReport`` is made of, the closed ``Literal`` sets it
+prints, and the small pure functions that compute one value each (a hash, the pin mode, the
+SYNC, STATUS and DRIFT states, the live relation, the inheritance chain).
 ``report.build_report`` assembles them; nothing here reads or prints.
 
-Hashes (OPEN-40): sha256 of the runtime ``spec`` as canonical JSON (sorted keys, no
-whitespace) after the CRD defaults of S1.5 are applied to every ``supportedModelFormats``
+Hashes: sha256 of the runtime ``spec`` as canonical JSON (sorted keys, no whitespace) after the
+CRD defaults (``operator: Equal``, ``weight: 1``) are applied to every ``supportedModelFormats``
 entry, so a manifest and the same object read back from an API server hash alike.
 """
 
@@ -53,13 +54,13 @@ __all__ = [
     "sync_state",
 ]
 
-#: The annotation a runtime names its parent with; walked for display only (S12.8).
+#: The annotation a runtime names its parent with; walked for display only.
 INHERIT_ANNOTATION = "ome.io/inherit-from"
 #: An inheritance chain holds at most this many runtimes, the runtime itself included.
 MAX_CHAIN = 5
 #: The runtime sync request the SYNC row compares with ``status.lastRuntimeSyncToken``.
 SYNC_ANNOTATION = "ome.io/runtime-sync"
-#: The kinds ``spec.runtime.kind`` may name; any other is an invalid pin (S13.4).
+#: The kinds ``spec.runtime.kind`` may name; any other is an invalid pin.
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 _DRIFT_CONDITION = "RuntimeDrifted"
 _DRIFT_CAUSES = frozenset(
@@ -68,7 +69,7 @@ _DRIFT_CAUSES = frozenset(
 _SHORT_HASH = 8
 
 
-#: S13.4 vocabulary. Each value is printed as is; the Literal types document the closed sets.
+#: The vocabulary. Each value is printed as is; the Literal types document the closed sets.
 ViewState = Literal["Available", "Unavailable"]
 #: Why a view, or the inheritance chain (Cycle, MaxDepthExceeded), is unavailable.
 Reason = Literal[
@@ -122,14 +123,14 @@ class RuntimeId:
 
     @property
     def short(self) -> str:
-        """``CSR/<name>`` or ``SR/<namespace>/<name>`` (the table, S13.4)."""
+        """``CSR/<name>`` or ``SR/<namespace>/<name>`` (the table)."""
         if self.kind == "ClusterServingRuntime":
             return f"CSR/{self.name}"
         return f"SR/{self.namespace}/{self.name}"
 
     @property
     def full(self) -> str:
-        """``ClusterServingRuntime/<name>`` or ``ServingRuntime/<namespace>/<name>`` (S13.6)."""
+        """``ClusterServingRuntime/<name>`` or ``ServingRuntime/<namespace>/<name>`` (-o wide)."""
         if self.kind == "ClusterServingRuntime":
             return f"{self.kind}/{self.name}"
         return f"{self.kind}/{self.namespace}/{self.name}"
@@ -218,7 +219,7 @@ class RuntimeEffectiveReport:
 
 
 def runtime_spec_hash(spec: Mapping[str, Any]) -> str:
-    """The full sha256 hex digest of a runtime spec (OPEN-40), CRD defaults applied."""
+    """The full sha256 hex digest of a runtime spec, CRD defaults applied."""
     canonical = json.dumps(
         _with_crd_defaults(spec), sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )
@@ -244,7 +245,7 @@ def _default_entry(entry: Any) -> Any:
 
 
 def pin_mode(ref: RuntimeRef | None) -> PinMode:
-    """S13.4 PIN mode from ``spec.runtime``."""
+    """The PIN mode from ``spec.runtime``."""
     if ref is None or not ref.name or ref.auto_sync:
         return "AutoSync"
     if ref.kind not in RUNTIME_KINDS:
@@ -253,14 +254,14 @@ def pin_mode(ref: RuntimeRef | None) -> PinMode:
 
 
 def sync_state(annotation: str | None, token: str | None) -> SyncState:
-    """S13.4 SYNC: the ``ome.io/runtime-sync`` annotation against the status token."""
+    """SYNC: the ``ome.io/runtime-sync`` annotation against the status token."""
     if not annotation:
         return "StatusOnly" if token else "Absent"
     return "Acknowledged" if annotation == token else "Pending"
 
 
 def status_state(generation: int | None, observed: int | None) -> StatusState:
-    """S13.4 STATUS; 0 is unset, as the API omits it."""
+    """STATUS; 0 is unset, as the API omits it."""
     if not observed:
         return "Unobserved"
     if observed == (generation or 0):
@@ -269,7 +270,7 @@ def status_state(generation: int | None, observed: int | None) -> StatusState:
 
 
 def drift_of(conditions: Sequence[Mapping[str, Any]]) -> tuple[DriftState, str | None]:
-    """S13.4 DRIFT state and cause from the ``RuntimeDrifted`` condition(s)."""
+    """The DRIFT state and cause from the ``RuntimeDrifted`` condition(s)."""
     found = [c for c in conditions if c.get("type") == _DRIFT_CONDITION]
     if not found:
         return "NotReported", None
@@ -283,7 +284,7 @@ def drift_of(conditions: Sequence[Mapping[str, Any]]) -> tuple[DriftState, str |
 
 
 def live_relation(live_hash: str | None, active_hash: str | None) -> Relation:
-    """S13.4 LIVE-RELATION between two full hashes."""
+    """LIVE-RELATION between two full hashes."""
     if not live_hash or not active_hash:
         return "Unknown"
     if live_hash == active_hash:
@@ -294,7 +295,7 @@ def live_relation(live_hash: str | None, active_hash: str | None) -> Relation:
 
 
 def inheritance_of(runtime: ServingRuntime, catalog: RuntimeCatalog) -> Inheritance:
-    """S12.8: walk ``ome.io/inherit-from`` through the snapshot's CSRs, root first."""
+    """Walk ``ome.io/inherit-from`` through the snapshot's CSRs, root first."""
     chain = [runtime]
     while (parent_name := chain[-1].metadata.annotations.get(INHERIT_ANNOTATION)) is not None:
         parent = next((r for r in catalog.cluster if r.name == parent_name), None)

@@ -1,5 +1,6 @@
-"""The InferenceReplica controller's decisions (S5.4.2–S5.4.10), pure: from an InferenceReplica
-and its pods to the pods to create and delete, the serving gates to set and the status."""
+"""The InferenceReplica controller's decisions (docs/reference/workloads.md, OMENative), pure:
+from an InferenceReplica and its pods to the pods to create and delete, the serving gates to set
+and the status."""
 
 from .observed import ObservedPod, observed_pods
 from .planning import InstancePlan, PodRef, plan_instances

@@ -1,5 +1,5 @@
-"""OMENative pods as the InferenceReplica controller reads them (S5.4.3, S5.4.4, S5.4.8): the
-identity its labels carry and the state its status shows."""
+"""OMENative pods as the InferenceReplica controller reads them (docs/reference/workloads.md,
+Instances and pods, Counting): the identity its labels carry and the state its status shows."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
-"""What the InferenceReplica controller does in one pass (S5.4.2–S5.4.8): pure, from the
-InferenceReplica and its pods as the watch shows them.
+"""What the InferenceReplica controller does in one pass (docs/reference/workloads.md, The
+InferenceReplica controller): pure, from the InferenceReplica and its pods as the watch shows
+them.
 
 It keeps ``spec.replicas`` Instances (nil or 0: one). A new Instance takes the lowest free
 index (at most ``NEW_INSTANCES_PER_PASS`` new ones a pass); an Instance above the desired count
 goes (non-ready first, then the highest index), and keeps its index, phase ``Deleting``, until
 its pods are gone. An Instance whose pod failed,
-whose pod of a complete Instance disappeared, or whose template changed (OPEN-20) is recreated
+whose pod of a complete Instance disappeared, or whose template changed is recreated
 whole: its pods are deleted (phase ``Failed``), and once they are gone all are created again,
 incarnation + 1; a leader without its workers serves nothing. Pods missing from an Instance that
 is still being created (phase ``Creating``, or no row yet) are created, never others: a pod the
@@ -78,7 +79,7 @@ def plan_instances(
     """The pass for ``replica`` given the pods it owns (as the watch shows them) and, when the
     API server refused a pod create, its answer."""
     spec = replica.get("spec") or {}
-    desired = spec.get("replicas") or 1  # nil or 0 means one Instance (S1.7)
+    desired = spec.get("replicas") or 1  # nil or 0 means one Instance
     revision = revision_hash(spec.get("runners") or [])
     groups = observed_pods(pods)
     rows = _rows(replica)

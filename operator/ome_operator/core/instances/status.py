@@ -1,5 +1,6 @@
-"""The InferenceReplica's status (S5.4.8–S5.4.10): its counts, one row per Instance, and its
-``Ready`` condition with the exact reasons and messages."""
+"""The InferenceReplica's status (docs/reference/workloads.md, Counting and InferenceReplica
+conditions): its counts, one row per Instance, and its ``Ready`` condition with the exact
+reasons and messages."""
 
 from __future__ import annotations
 

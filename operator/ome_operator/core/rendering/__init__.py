@@ -1,4 +1,5 @@
-"""Workload rendering (SPEC S5): pure functions from a resolved component to manifests.
+"""Workload rendering (docs/reference/workloads.md): pure functions from a resolved component to
+manifests.
 
 Renderers return plain dicts with sorted label and annotation maps; the same inputs always give
 the same objects. They never call an API, read the clock or set owner references.

@@ -1,4 +1,5 @@
-"""``render_component``: every object of one component, in its mode's fixed order (S5).
+"""``render_component``: every object of one component, in its mode's fixed order
+(docs/reference/workloads.md, Objects per mode).
 
 ======================  ===================================================================
 mode                    objects
@@ -28,7 +29,8 @@ __all__ = ["render_component"]
 
 def render_component(ctx: ComponentContext) -> list[dict[str, Any]]:
     """The component's objects; raises ``InvalidComponentModeError`` for a mode it cannot run
-    (S3.4) and a ``ComponentRenderError`` when rendering fails (S6)."""
+    and a ``ComponentRenderError`` when rendering fails (docs/reference/status-and-events.md,
+    Component failures)."""
     mode = ctx.mode
     if mode is DeploymentMode.RAW_DEPLOYMENT:
         objects = [render_deployment(ctx), render_component_service(ctx), render_pdb(ctx)]

@@ -33,9 +33,10 @@ class ComponentContext:
     isvc: InferenceService
     #: ``engine``, ``decoder`` or ``router``.
     component: str
-    #: The component as the InferenceService declares it (S5.4.6 and S5.5 look at it alone).
+    #: The component as the InferenceService declares it (the OMENative Service selector and the
+    #: budget look at it alone).
     declared: ComponentSpec
-    #: The component after the runtime's config was merged in (S4).
+    #: The component after the runtime's config was merged in (docs/reference/merging.md).
     merged: ComponentSpec
     mode: DeploymentMode
     runtime: ServingRuntime
@@ -57,14 +58,14 @@ class ComponentContext:
 
 def has_leader_worker(ctx: ComponentContext) -> bool:
     """The component has the leader/worker shape: a ``leader`` or a ``worker`` (either is enough,
-    as in S3.3 rule 3); the router never has it."""
+    as in rule 3 of the mode resolution); the router never has it."""
     merged = ctx.merged
     return ctx.component != "router" and (merged.leader is not None or merged.worker is not None)
 
 
 def worker_size(ctx: ComponentContext) -> int:
     """Worker pods per replica: ``worker.size`` (ISVC, else runtime), 1 when the shape has no
-    size (S5.3, S5.4.2), 0 without the leader/worker shape."""
+    size, 0 without the leader/worker shape."""
     if not has_leader_worker(ctx):
         return 0
     worker = ctx.merged.worker
@@ -72,7 +73,7 @@ def worker_size(ctx: ComponentContext) -> int:
 
 
 def pods_per_replica(ctx: ComponentContext) -> int:
-    """Pods in one replica (S5.1.5): a Deployment replica is one pod whatever the shape."""
+    """Pods in one replica: a Deployment replica is one pod whatever the shape."""
     if ctx.mode is DeploymentMode.RAW_DEPLOYMENT:
         return 1
     return 1 + worker_size(ctx)

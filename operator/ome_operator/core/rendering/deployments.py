@@ -1,4 +1,4 @@
-"""RawDeployment (S5.2): the apps/v1 Deployment ``<isvc>-<component>``."""
+"""RawDeployment (docs/reference/workloads.md): the apps/v1 Deployment ``<isvc>-<component>``."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from .pod_specs import render_pod_template
 
 __all__ = ["DEFAULT_STRATEGY", "render_deployment"]
 
-#: Without ``deploymentStrategy``: bring a new pod up before an old one goes (S5.2).
+#: Without ``deploymentStrategy``: bring a new pod up before an old one goes.
 DEFAULT_STRATEGY = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
 
 
 def render_deployment(ctx: ComponentContext) -> dict[str, Any]:
-    """The Deployment; ``replicas`` is ``max(minReplicas, 1)`` (OPEN-14, no autoscaler)."""
+    """The Deployment; ``replicas`` is ``max(minReplicas, 1)`` (no autoscaler)."""
     app = {"app": app_label(ctx.isvc.name, ctx.component)}
     strategy = ctx.merged.deployment_strategy or DEFAULT_STRATEGY
     return {

@@ -1,4 +1,5 @@
-"""PodDisruptionBudgets of RawDeployment and OMENative components (S5.5).
+"""PodDisruptionBudgets of RawDeployment and OMENative components
+(docs/reference/workloads.md, PodDisruptionBudgets).
 
 ``resolve_pdb`` decides which budget applies (or none); ``render_pdb`` writes it. RawDeployment
 copies the field as given; OMENative always writes an integer ``minAvailable`` counted in pods.
@@ -25,14 +26,14 @@ __all__ = [
     "resolve_pdb",
 ]
 
-#: What a budget value must be, as the admission webhook words it (S7.2 item 2).
+#: What a budget value must be, as the admission webhook words it.
 BUDGET_RULE = "must be a non-negative integer or a percentage from 0% to 100%"
 
 _PERCENT = re.compile(r"(\d+)%")
 
 
 def resolve_pdb(ctx: ComponentContext) -> Budget | None:
-    """S5.5 source rules: the ISVC component's field, else the runtime config's same field, else
+    """The source rules: the ISVC component's field, else the runtime config's same field, else
     the mode's default; None = no PodDisruptionBudget (always for MultiNode)."""
     if ctx.mode not in (DeploymentMode.RAW_DEPLOYMENT, DeploymentMode.OME_NATIVE):
         return None
@@ -74,7 +75,7 @@ def resolve_pdb(ctx: ComponentContext) -> Budget | None:
 
 def ome_native_min_available(budget: Budget, total: int) -> int:
     """An OMENative budget as an integer ``minAvailable`` over ``total`` pods; percentages round
-    up, and ``maxUnavailable: p%`` is ``total - ceil(p% × total)`` (OPEN-21). Never negative."""
+    up, and ``maxUnavailable: p%`` is ``total - ceil(p% × total)``. Never negative."""
     field, value = budget
     if isinstance(value, str):
         percent = int(value.rstrip("%"))
@@ -85,7 +86,7 @@ def ome_native_min_available(budget: Budget, total: int) -> int:
 
 
 def omenative_selector(ctx: ComponentContext) -> dict[str, str]:
-    """The OMENative pod labels that select every pod of the component (S5.4.6, S5.5)."""
+    """The OMENative pod labels that select every pod of the component."""
     return {
         "component": ctx.component,
         OWNER_LABEL: ctx.isvc.name,

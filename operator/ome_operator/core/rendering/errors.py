@@ -24,9 +24,10 @@ __all__ = [
 
 
 class ComponentRenderError(Exception):
-    """A component's objects cannot be rendered; the reconciler treats it as an S6 failure.
-    ``metric_reason`` is its ``reason`` label on ``ome_component_reconcile_errors_total``;
-    ``condition_reason`` the reason of ``Ready=False`` and of the Warning event that say so."""
+    """A component's objects cannot be rendered; the reconciler treats it as a component failure
+    (docs/reference/status-and-events.md, Component failures). ``metric_reason`` is its
+    ``reason`` label on ``ome_component_reconcile_errors_total``; ``condition_reason`` the reason
+    of ``Ready=False`` and of the Warning event that say so."""
 
     metric_reason: ClassVar[str] = "other"
     condition_reason: ClassVar[str] = "ComponentRenderError"
@@ -63,7 +64,7 @@ class PlaceholderError(ComponentRenderError):
 
 
 class PdbResolutionError(ComponentRenderError):
-    """The PodDisruptionBudget of S5.5 cannot be resolved from the component and its runtime."""
+    """The PodDisruptionBudget cannot be resolved from the component and its runtime."""
 
     metric_reason = "pdb"
     condition_reason = "PodDisruptionBudgetError"
@@ -76,7 +77,7 @@ class PdbResolutionError(ComponentRenderError):
 
 class PdbPreflightError(ComponentRenderError):
     """A PodDisruptionBudget of the component's name exists that this InferenceService did
-    not create (S5.5 preflight)."""
+    not create (the preflight)."""
 
     metric_reason = "pdb"
     condition_reason = "PodDisruptionBudgetError"
@@ -91,7 +92,7 @@ class PdbPreflightError(ComponentRenderError):
 
 
 class ResourceQuantityError(ComponentRenderError):
-    """A runner asks for a GPU count PARALLELISM_SIZE cannot be computed from (S5.1.5)."""
+    """A runner asks for a GPU count PARALLELISM_SIZE cannot be computed from."""
 
     condition_reason = "InvalidResourceQuantity"
 

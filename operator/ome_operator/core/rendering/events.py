@@ -1,4 +1,5 @@
-"""Events as the API server stores them (S8.3): the core decides what to say, this renders it."""
+"""Events as the API server stores them (docs/reference/status-and-events.md, Events): the core
+decides what to say, this renders it."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from ..plans import Event
 
 __all__ = ["EVENT_SOURCE", "event_about", "once_name"]
 
-#: ``source.component`` of every event the operator posts (OPEN-34).
+#: ``source.component`` of every event the operator posts.
 EVENT_SOURCE = "v1beta1Controllers"
 
 
 def once_name(obj: Mapping[str, Any], event: Event) -> str:
-    """The name of the one Event of ``event`` for this generation of ``obj`` (OPEN-09):
+    """The name of the one Event of ``event`` for this generation of ``obj``:
     ``<name>.<digest of uid, generation, reason and message>``. A second post of it, by a
     restarted operator, is refused as AlreadyExists instead of making a duplicate."""
     meta = obj.get("metadata") or {}

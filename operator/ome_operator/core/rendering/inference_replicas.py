@@ -1,4 +1,5 @@
-"""OMENative (S5.4.1, S5.4.2, S1.7 + OPEN-01): the InferenceReplica ``<isvc>-<component>``.
+"""OMENative (docs/reference/workloads.md, InferenceReplica): the InferenceReplica
+``<isvc>-<component>``.
 
 An Instance is one ``default`` pod, or a ``leader`` pod and ``worker.size`` worker pods; the
 InferenceReplica carries one runner ``{name, size, template}`` per kind of pod.
@@ -28,15 +29,15 @@ __all__ = [
 
 INFERENCE_REPLICA_API_VERSION = "ome.io/v1beta1"
 
-#: Marks the InferenceReplica as written by the ISVC controller, not edited by hand (S1.7).
+#: Marks the InferenceReplica as written by the ISVC controller, not edited by hand.
 CONTROLLER_WRITE = "ome.io/controller-write"
 
-#: The ISVC generation the InferenceReplica was rendered from (S1.7).
+#: The ISVC generation the InferenceReplica was rendered from.
 PARENT_GENERATION = "ome.io/parent-generation"
 
 
 def render_inference_replica(ctx: ComponentContext) -> dict[str, Any]:
-    """The InferenceReplica; ``replicas`` counts Instances, at least 1 (S5.4.2)."""
+    """The InferenceReplica; ``replicas`` counts Instances, at least 1."""
     annotations = {
         CONTROLLER_WRITE: "true",
         PARENT_GENERATION: str(ctx.isvc.metadata.generation or 0),
@@ -82,7 +83,7 @@ def render_runners(ctx: ComponentContext) -> list[dict[str, Any]]:
 
 def revision_hash(runners: Sequence[Mapping[str, Any]]) -> str:
     """First 8 hex digits of the sha256 of the canonical JSON (sorted keys, no spaces) of the
-    runners' templates, in runner order (S5.4.4)."""
+    runners' templates, in runner order."""
     templates = [runner.get("template", {}) for runner in runners]
     canonical = json.dumps(templates, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:8]

@@ -1,4 +1,5 @@
-"""The pods of one OMENative Instance (S5.4.3–S5.4.5), as the InferenceReplica controller makes
+"""The pods of one OMENative Instance (docs/reference/workloads.md, Instances and pods, Pod
+environment), as the InferenceReplica controller makes
 them from an InferenceReplica's runners.
 
 Works on the InferenceReplica as a dict (rendered, or read back from the cluster), so the
@@ -20,7 +21,7 @@ from .pod_specs import set_env
 
 __all__ = ["SERVING_GATE", "render_instance_pods"]
 
-#: The readiness gate the controller sets once every pod of the Instance is ready (S5.4.3).
+#: The readiness gate the controller sets once every pod of the Instance is ready.
 SERVING_GATE = "ome.io/serving"
 
 
@@ -42,7 +43,7 @@ def render_instance_pods(
         namespace=metadata.get("namespace"),
         index=index,
         incarnation=incarnation,
-        replicas=spec.get("replicas") or 1,  # nil or 0 means one Instance (S1.7)
+        replicas=spec.get("replicas") or 1,  # nil or 0 means one Instance
         revision=revision_hash(runners),
         multi_pod=any(runner["name"] != "default" for runner in runners),
         workers=sum(_size(runner) for runner in runners if runner["name"] == "worker"),
@@ -111,7 +112,7 @@ class _Instance:
         }
 
     def env(self, role: str, size: int, ordinal: int) -> list[tuple[str, str]]:
-        """S5.4.5, in the order of its table."""
+        """The OME_* variables, in the order of docs/reference/workloads.md, Pod environment."""
         env = [
             ("OME_INFERENCESERVICE_NAME", self.isvc),
             ("OME_COMPONENT", self.component),

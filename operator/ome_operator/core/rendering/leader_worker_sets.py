@@ -1,7 +1,8 @@
-"""MultiNode (S5.3, deprecated): the LeaderWorkerSet ``lws-<isvc>-<component>``.
+"""MultiNode (deprecated; docs/reference/workloads.md): the LeaderWorkerSet
+``lws-<isvc>-<component>``.
 
 Without ``leader`` and ``worker`` the component itself is the leader and the group has one pod
-(OPEN-17). The worker template is always written because the LeaderWorkerSet API requires it.
+The worker template is always written because the LeaderWorkerSet API requires it.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ __all__ = ["LWS_API_VERSION", "WORKER_DROPPED_ANNOTATIONS", "render_leader_worke
 
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 
-#: Workers are not scraped: only the leader serves (S5.3).
+#: Workers are not scraped: only the leader serves.
 WORKER_DROPPED_ANNOTATIONS = ("prometheus.io/",)
 
 
 def render_leader_worker_set(ctx: ComponentContext) -> dict[str, Any]:
-    """The LeaderWorkerSet; ``replicas`` is the effective ``minReplicas`` (S5.3)."""
+    """The LeaderWorkerSet; ``replicas`` is the effective ``minReplicas``."""
     app = {"app": app_label(ctx.isvc.name, ctx.component)}
     return {
         "apiVersion": LWS_API_VERSION,

@@ -1,4 +1,5 @@
-"""Labels and annotations of generated objects and pods (S5.1.3, S1.9).
+"""Labels and annotations of generated objects and pods (docs/reference/workloads.md, Labels and
+annotations).
 
 Every map is returned with its keys sorted, so the same inputs always give the same manifest.
 What is copied from the InferenceService and its components goes through the operator's
@@ -32,10 +33,10 @@ __all__ = [
     "without_prefixes",
 ]
 
-#: The label naming the InferenceService on every object it owns (S1.9).
+#: The label naming the InferenceService on every object it owns.
 OWNER_LABEL = "ome.io/inferenceservice"
 
-#: Annotation prefixes that mean something only on pods; Services do not get them (S5.1.3).
+#: Annotation prefixes that mean something only on pods; Services do not get them.
 POD_ONLY_PREFIXES = (
     "prometheus.io/",
     "k8s.grafana.com/",
@@ -134,7 +135,7 @@ def service_annotations(ctx: ComponentContext) -> dict[str, str]:
 
 
 def pod_annotations(ctx: ComponentContext) -> dict[str, str]:
-    """Pod template annotations: the object's, plus the runtime and model keys of S1.9."""
+    """Pod template annotations: the object's, plus the runtime and model keys."""
     extra = {"ome.io/serving-runtime": ctx.runtime.name}
     if ctx.model is not None:
         model_format = ctx.model.spec.model_format

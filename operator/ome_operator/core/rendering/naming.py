@@ -1,4 +1,5 @@
-"""Names and addresses of generated objects (S5.1.1, OPEN-12, S5.2, S5.6).
+"""Names and addresses of generated objects (docs/reference/workloads.md, Names, Entry Service
+and URL).
 
 Every object name goes through ``object_name`` so that a long InferenceService name still gives a
 valid DNS label (at most 63 characters) that is stable and distinct per full name.
@@ -26,13 +27,13 @@ __all__ = [
 #: A Service name, a label value and a pod hostname are DNS labels: at most 63 characters.
 MAX_NAME_LENGTH = 63
 
-#: OPEN-12: a long name keeps this many characters, then ``-`` and 8 hex digits.
+#: A long name keeps this many characters, then ``-`` and 8 hex digits.
 _KEPT = 54
 
 
 def object_name(*parts: str) -> str:
     """``parts`` joined by ``-``; longer than 63 characters → the first 54, ``-`` and the first 8
-    hex digits of the sha256 of the full name (OPEN-12)."""
+    hex digits of the sha256 of the full name."""
     name = "-".join(parts)
     if len(name) <= MAX_NAME_LENGTH:
         return name
@@ -54,13 +55,13 @@ def headless_service_name(isvc: str, component: str) -> str:
 
 
 def instance_pod_name(isvc: str, component: str, index: int, runner: str, ordinal: int) -> str:
-    """S5.4.3: ``<isvc>-<component>-<index>-<runner>-<ordinal>``, shortened like any object name
+    """``<isvc>-<component>-<index>-<runner>-<ordinal>``, shortened like any object name
     because the pod's hostname is its name and must be a DNS label."""
     return object_name(isvc, component, str(index), runner, str(ordinal))
 
 
 def app_label(isvc: str, component: str) -> str:
-    """The ``app`` label (S1.9): ``<isvc>-<component>`` cut to 63 characters, without a trailing
+    """The ``app`` label: ``<isvc>-<component>`` cut to 63 characters, without a trailing
     ``-``, ``_`` or ``.`` a label value may not end with."""
     return f"{isvc}-{component}"[:MAX_NAME_LENGTH].rstrip("-_.")
 

@@ -1,7 +1,8 @@
-"""Go-style placeholders in runner strings (S5.1.7), rendered against the ISVC's metadata.
+"""Go-style placeholders in runner strings (docs/reference/workloads.md, Placeholders), rendered
+against the ISVC's metadata.
 
 Only the forms OME documents are understood; any other action is a malformed template, so a typo
-fails the component (S6) instead of reaching a pod as literal text:
+fails the component instead of reaching a pod as literal text:
 
 ==================================  =========================  ===================
 form                                value                      missing key

@@ -1,4 +1,5 @@
-"""Pod spec assembly (S5.1.4), runner environment (S5.1.5) and model node selector (S5.1.6).
+"""Pod spec assembly, runner environment and model node selector (docs/reference/workloads.md:
+Pod spec, Runner environment, Model node selector).
 
 The model volume comes from the node (``hostPath``, as OME mounts it) unless the operator
 configuration names another source for the model or the namespace (docs/configuration.md,
@@ -42,7 +43,7 @@ __all__ = [
 
 Role = Literal["default", "leader", "worker"]
 
-#: The runner container's name when neither the ISVC nor the runtime names it (S4).
+#: The runner container's name when neither the ISVC nor the runtime names it.
 DEFAULT_RUNNER_NAME = "ome-container"
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -98,7 +99,7 @@ POD_SPEC_FIELDS = frozenset(
 
 def front_role(ctx: ComponentContext) -> Role:
     """The role whose pods serve the component Service: the leader of a leader/worker shape (and
-    of every LeaderWorkerSet, OPEN-17), else the component's single pod."""
+    of every LeaderWorkerSet), else the component's single pod."""
     if ctx.mode is DeploymentMode.MULTI_NODE:
         return "leader"
     if ctx.mode is DeploymentMode.OME_NATIVE and has_leader_worker(ctx):
@@ -112,7 +113,7 @@ def runner_name(ctx: ComponentContext, role: Role) -> str:
 
 
 def serving_ports(ctx: ComponentContext) -> list[dict[str, Any]]:
-    """The ``ports`` of the front role's runner container, as rendered (S5.2)."""
+    """The ``ports`` of the front role's runner container, as rendered."""
     role = front_role(ctx)
     name = runner_name(ctx, role)
     for container in render_pod_spec(ctx, role).get("containers", []):
@@ -128,7 +129,7 @@ def render_pod_template(
     labels: Mapping[str, str] | None = None,
     drop_annotation_prefixes: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """A PodTemplateSpec: the common labels plus ``labels``, the pod annotations (S5.1.3) without
+    """A PodTemplateSpec: the common labels plus ``labels``, the pod annotations without
     ``drop_annotation_prefixes``, and the role's pod spec."""
     metadata: dict[str, Any] = {"labels": sorted_map(common_labels(ctx), labels or {})}
     annotations = without_prefixes(pod_annotations(ctx), drop_annotation_prefixes)
@@ -138,12 +139,12 @@ def render_pod_template(
 
 
 def render_pod_spec(ctx: ComponentContext, role: Role) -> dict[str, Any]:
-    """The pod spec of one role (S5.1.4–S5.1.6), keys sorted."""
+    """The pod spec of one role, keys sorted."""
     spec = _pod_fields(ctx.merged.raw())
     part = getattr(ctx.merged, role, None) if role != "default" else None
     if part is not None:
         spec = merge_values(spec, _pod_fields(part.raw()))
-    serves_model = ctx.component != "router"  # S5.1.5 and S5.1.6 are for engine and decoder
+    serves_model = ctx.component != "router"  # the model is for engine and decoder
     runner = _render_runner(ctx, role)
     if runner is not None:
         spec["containers"] = _merge_container(spec.get("containers", []), runner)
@@ -165,7 +166,7 @@ def render_pod_spec(ctx: ComponentContext, role: Role) -> dict[str, Any]:
 
 
 def model_node_selector(model: ModelResource, namespace: str) -> dict[str, str]:
-    """S5.1.6 (OPEN-13: the plain key): the node has the model, so the pod may run there."""
+    """The model node selector (the plain key): the node has the model, so the pod may run there."""
     if model.is_cluster:
         return {f"models.ome.io/clusterbasemodel.{model.name}": "Ready"}
     return {
@@ -206,7 +207,7 @@ def _role_runner(ctx: ComponentContext, role: Role) -> tuple[dict[str, Any] | No
 
 def _render_runner(ctx: ComponentContext, role: Role) -> dict[str, Any] | None:
     """The role's runner with placeholders rendered, a name, and its environment: router config
-    entries for the router, S5.1.5 for an engine or decoder."""
+    entries for the router, the runner environment for an engine or decoder."""
     runner, path = _role_runner(ctx, role)
     if runner is None:
         return None
@@ -217,7 +218,7 @@ def _render_runner(ctx: ComponentContext, role: Role) -> dict[str, Any] | None:
     runner["name"] = runner.get("name") or DEFAULT_RUNNER_NAME
     if ctx.component != "router":
         return _with_runner_env(ctx, runner, path)
-    # Config entries become runner env, so placeholders apply to them too (S5.1.4, S5.1.7).
+    # Config entries become runner env, so placeholders apply to them too.
     config_path = f"spec.{ctx.component}.config"
     for key, value in sorted(ctx.merged.config.items()):
         rendered = render_template(value, ctx.isvc, child_path(config_path, key))
@@ -226,7 +227,8 @@ def _render_runner(ctx: ComponentContext, role: Role) -> dict[str, Any] | None:
 
 
 def _with_runner_env(ctx: ComponentContext, runner: dict[str, Any], path: str) -> dict[str, Any]:
-    """S5.1.5 for an engine or decoder runner: MODEL_PATH and the model mount, PARALLELISM_SIZE."""
+    """The runner environment of an engine or decoder runner: MODEL_PATH and the model mount,
+    PARALLELISM_SIZE."""
     model_path = ctx.model.spec.storage.path if ctx.model is not None else None
     if ctx.model is not None and model_path:
         env = runner.get("env", [])

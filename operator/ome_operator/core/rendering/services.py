@@ -1,4 +1,4 @@
-"""Component Services (S5.2, S5.3, S5.4.6) and the entry Service ``<isvc>`` (S5.6)."""
+"""Component Services and the entry Service ``<isvc>`` (docs/reference/workloads.md)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ __all__ = [
     "service_selector",
 ]
 
-#: OPEN-15: the port of a Service whose runner declares none.
+#: The port of a Service whose runner declares none.
 DEFAULT_PORT = {"name": "http1", "port": 8080, "targetPort": 8080, "protocol": "TCP"}
 
 
@@ -52,8 +52,8 @@ _LWS_WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
 
 
 def service_ports(ctx: ComponentContext) -> list[dict[str, Any]]:
-    """The front runner's container ports, name kept (S5.2); an unnamed port among several is
-    named ``port-<number>`` because a multi-port Service needs names; none → OPEN-15."""
+    """The front runner's container ports, name kept; an unnamed port among several is
+    named ``port-<number>`` because a multi-port Service needs names; none → ``DEFAULT_PORT``."""
     ports = serving_ports(ctx)
     if not ports:
         return [dict(DEFAULT_PORT)]
@@ -70,13 +70,13 @@ def service_ports(ctx: ComponentContext) -> list[dict[str, Any]]:
 def service_selector(ctx: ComponentContext) -> dict[str, str]:
     """The pods the component Service sends traffic to, in the component's mode."""
     if ctx.mode is DeploymentMode.MULTI_NODE:
-        # OPEN-18, decided: this LeaderWorkerSet's leaders only, never another one's.
+        # This LeaderWorkerSet's leaders only, never another one's.
         lws = leader_worker_set_name(ctx.isvc.name, ctx.component)
         return {_LWS_NAME: lws, _LWS_WORKER_INDEX: "0"}
     if ctx.mode is DeploymentMode.OME_NATIVE:
         selector = omenative_selector(ctx)
         if ctx.declared.worker is not None:
-            # S5.4.6: leader-only when the ISVC itself declares a worker; a runtime-only worker
+            # Leader-only when the ISVC itself declares a worker; a runtime-only worker
             # keeps the workers in the Service.
             selector["ome.io/runner"] = "leader"
         return dict(sorted(selector.items()))

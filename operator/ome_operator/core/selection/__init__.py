@@ -1,4 +1,4 @@
-"""Runtime selection (SPEC S2): pure functions over a RuntimeCatalog snapshot."""
+"""Runtime selection (docs/reference/selection.md): pure functions over a RuntimeCatalog."""
 
 from .catalog import RuntimeCatalog
 from .errors import (

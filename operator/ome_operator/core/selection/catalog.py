@@ -48,7 +48,8 @@ class RuntimeCatalog:
         return len(self.namespaced) + len(self.cluster)
 
     def find(self, name: str, kind: str) -> ServingRuntime | None:
-        """S2.13.1: a ClusterServingRuntime (default) first, then a ServingRuntime."""
+        """The named-runtime lookup (docs/reference/selection.md, Lookup): a ClusterServingRuntime
+        (the default kind) first, then a ServingRuntime."""
         scopes = (self.namespaced,) if kind == "ServingRuntime" else (self.cluster, self.namespaced)
         for scope in scopes:
             for runtime in scope:

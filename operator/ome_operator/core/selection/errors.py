@@ -1,12 +1,13 @@
-"""Why runtime selection failed; each error renders the exact user-facing sentence.
+"""Why runtime selection failed; each error renders the exact user-facing sentence
+(docs/reference/selection.md, Messages).
 
 SelectionError
-├── ModelSpecError            S2.2 model pre-checks
+├── ModelSpecError            the model pre-checks
 │   ├── InvalidModelSpecError
 │   └── ShardedModelError
-├── NoRuntimeFoundError       S2.12
-├── RuntimeNotFoundError      S2.13.2
-└── RuntimeDisabledError      S2.13.3
+├── NoRuntimeFoundError       nothing qualifies
+├── RuntimeNotFoundError      the named runtime does not exist
+└── RuntimeDisabledError      the named runtime is disabled
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Exclusion:
-    """A runtime that failed a check of S2.4, with that check's reason."""
+    """A runtime that failed one of the five checks, with that check's reason."""
 
     runtime: str
     is_cluster: bool
@@ -40,7 +41,7 @@ class SelectionError(Exception):
 
 
 class ModelSpecError(SelectionError):
-    """The model fails a pre-check of S2.2, before any runtime is looked at."""
+    """The model fails a pre-check, before any runtime is looked at."""
 
 
 class InvalidModelSpecError(ModelSpecError):
@@ -60,7 +61,7 @@ class ShardedModelError(ModelSpecError):
 
 
 class NoRuntimeFoundError(SelectionError):
-    """No runtime qualifies for auto-selection (S2.12)."""
+    """No runtime qualifies for auto-selection (docs/reference/selection.md, No runtime found)."""
 
     def __init__(
         self,
@@ -95,7 +96,7 @@ class NoRuntimeFoundError(SelectionError):
 
 
 class RuntimeNotFoundError(SelectionError):
-    """The runtime ``spec.runtime.name`` names does not exist (S2.13.2)."""
+    """The runtime ``spec.runtime.name`` names does not exist."""
 
     def __init__(self, name: str, namespace: str, kind: str) -> None:
         self.name = name
@@ -109,7 +110,7 @@ class RuntimeNotFoundError(SelectionError):
 
 
 class RuntimeDisabledError(SelectionError):
-    """The named runtime is disabled (S2.13.3, OPEN-07)."""
+    """The named runtime is disabled."""
 
     def __init__(self, name: str, is_cluster: bool) -> None:
         self.name = name

@@ -1,7 +1,8 @@
-"""Compatibility rules of runtime selection (S2.4–S2.9): each returns a reason or None.
+"""Compatibility rules of runtime selection: each returns a reason or None.
 
-``first_exclusion`` runs the five checks of S2.4 in their fixed order and stops at the first
-reason. The same rule functions feed auto-selection, the named-runtime advisory and ``explain``.
+``first_exclusion`` runs the five checks (docs/reference/selection.md, Checks) in their fixed
+order and stops at the first reason. The same rule functions feed auto-selection, the
+named-runtime advisory and ``explain``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ __all__ = [
     "size_reason",
 ]
 
-#: The S2.4 check names, in order; also the ``reason`` label of the exclusion metric.
+#: The check names, in order; also the ``reason`` label of the exclusion metric.
 CHECKS = ("disabled", "accelerator_class", "deployment_mode", "model_format", "model_size")
 
 _PIPELINE_COMPONENTS = ("scheduler", "textEncoder", "tokenizer", "transformer", "vae")
@@ -43,7 +44,8 @@ _ACCELERATOR_ANNOTATION = "ome.io/accelerator-class"
 
 
 def model_label(model: ModelSpec) -> str:
-    """S2.7.2: ``mt:`` and the model's set values, ``:``-joined (``""`` is set, S2.8.1)."""
+    """The model label (docs/reference/selection.md, Model label): ``mt:`` and the model's set
+    values, ``:``-joined (``""`` is set)."""
     framework = model.model_framework
     parts = (
         model.model_format.name,
@@ -97,7 +99,7 @@ def _part_difference(name: str, model: object, entry: object) -> str | None:
 
 
 def _pipeline_difference(model: dict | None, entry: dict | None) -> str | None:
-    """S2.7.1 rule 1; only the first difference is reported."""
+    """The diffusion pipeline part of an entry match; only the first difference is reported."""
     if entry is None:
         return None
     if model is None:
@@ -133,7 +135,8 @@ def _core_differences(entry: SupportedModelFormat, model: ModelSpec) -> list[str
 
 
 def entry_differences(entry: SupportedModelFormat, model: ModelSpec) -> list[str]:
-    """Every difference of one entry, in the S2.7.3 fragment order (OPEN-04)."""
+    """Every difference of one entry, in the order of docs/reference/selection.md, "Entry
+    reasons"."""
     found = (
         _pipeline_difference(model.diffusion_pipeline, entry.diffusion_pipeline),
         _one_sided("architecture", model.model_architecture, entry.model_architecture),
@@ -143,17 +146,17 @@ def entry_differences(entry: SupportedModelFormat, model: ModelSpec) -> list[str
 
 
 def entry_matches(entry: SupportedModelFormat, model: ModelSpec) -> bool:
-    """S2.7.1: the entry fully matches the model."""
+    """The entry fully matches the model (docs/reference/selection.md, Model format)."""
     return not entry_differences(entry, model)
 
 
 def names_and_versions_match(entry: SupportedModelFormat, model: ModelSpec) -> bool:
-    """The part of S2.7.1 scoring looks at: format and framework names and versions."""
+    """The part of a match scoring looks at: format and framework names and versions."""
     return not _core_differences(entry, model)
 
 
 def format_reason(runtime: ServingRuntime, model: ModelSpec) -> str | None:
-    """Check 4 of S2.4."""
+    """Check 4, the model format."""
     entries = runtime.spec.supported_model_formats
     if any(entry_matches(entry, model) for entry in entries):
         return None
@@ -163,7 +166,7 @@ def format_reason(runtime: ServingRuntime, model: ModelSpec) -> str | None:
 
 
 def size_reason(runtime: ServingRuntime, model: ModelSpec) -> str | None:
-    """Check 5 of S2.4 (S2.9)."""
+    """Check 5, the model size (docs/reference/selection.md, Model size)."""
     bounds = runtime.spec.model_size_range
     size = model.model_parameter_size
     if size is None or bounds is None or size_in_range(size, bounds.min, bounds.max):
@@ -172,7 +175,8 @@ def size_reason(runtime: ServingRuntime, model: ModelSpec) -> str | None:
 
 
 def required_accelerator_classes(isvc: InferenceService) -> frozenset[str]:
-    """S2.5: the classes the InferenceService requires, pooled from four places."""
+    """The classes the InferenceService requires, pooled from four places
+    (docs/reference/selection.md, Accelerator classes)."""
     spec = isvc.spec
     found = set()
     if _ACCELERATOR_ANNOTATION in isvc.metadata.annotations:
@@ -187,7 +191,7 @@ def required_accelerator_classes(isvc: InferenceService) -> frozenset[str]:
 
 
 def accelerator_reason(runtime: ServingRuntime, required: frozenset[str]) -> str | None:
-    """Check 2 of S2.4 (S2.5)."""
+    """Check 2, the accelerator classes."""
     if not required:
         return None
     requirements = runtime.spec.accelerator_requirements
@@ -231,7 +235,7 @@ def _check(check: str, runtime: ServingRuntime, request: Request) -> str | None:
 def first_exclusion(
     runtime: ServingRuntime, request: Request, *, checks: tuple[str, ...] = CHECKS
 ) -> Exclusion | None:
-    """S2.4: the first failing check among ``checks``, in order; None when all pass."""
+    """The first failing check among ``checks``, in order; None when all pass."""
     for check in checks:
         if reason := _check(check, runtime, request):
             return Exclusion(runtime.name, runtime.is_cluster, check, reason)

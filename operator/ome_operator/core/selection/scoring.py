@@ -1,4 +1,5 @@
-"""Scores and rank order of auto-selection (S2.10, S2.11) and the explain WEIGHT (S12.6)."""
+"""Scores and rank order of auto-selection (docs/reference/selection.md, Scoring and Ranking)
+and the explain WEIGHT (docs/reference/cli.md, Columns)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from .sizes import size_distance
 
 __all__ = ["explain_priority", "explain_weight", "rank_key", "runtime_score"]
 
-#: An explicit weight of 0 counts as these (S2.10); negative weights count as written.
+#: An explicit weight of 0 counts as these; negative weights count as written.
 _ZERO_FORMAT_WEIGHT = 10
 _ZERO_FRAMEWORK_WEIGHT = 5
 
@@ -50,7 +51,7 @@ def explain_weight(entry: SupportedModelFormat) -> int:
 
 
 def rank_key(runtime: ServingRuntime, score: int, model: ModelSpec) -> tuple:
-    """S2.11: namespaced first, higher score, smaller size distance (sized models), name."""
+    """Namespaced first, higher score, smaller size distance (sized models), name."""
     distance = Fraction(0)
     bounds = runtime.spec.model_size_range
     if model.model_parameter_size is not None and bounds is not None:

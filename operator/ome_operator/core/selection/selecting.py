@@ -1,4 +1,4 @@
-"""Runtime selection: auto-selection (S2.3–S2.12) and the named-runtime path (S2.13).
+"""Runtime selection: auto-selection and the named-runtime path (docs/reference/selection.md).
 
 One pass over a ``RuntimeCatalog`` gives a verdict per runtime, the chosen runtime and the
 failure, so the controller, the webhook and ``explain`` read the same decision.
@@ -47,7 +47,7 @@ _ZERO_SCORE = "auto-select score is 0"
 
 
 def check_model(model: ModelSpec, name: str) -> None:
-    """S2.2: the pre-checks run before any runtime is looked at."""
+    """The pre-checks run before any runtime is looked at."""
     if not model.model_format.name:
         raise InvalidModelSpecError()
     if model.distribution == "Sharded":
@@ -76,7 +76,7 @@ class RuntimeVerdict:
 def _skip_reason(
     verdict_score: int, runtime: ServingRuntime, match: SupportedModelFormat, model: ModelSpec
 ) -> str | None:
-    """S2.10 qualification, worded as explain's reasons 6–8 (S12.6)."""
+    """Qualification, worded as explain's reasons (docs/reference/selection.md, Qualification)."""
     if not any(e.auto_select is True for e in runtime.spec.supported_model_formats):
         return _NO_AUTO_SELECT
     if verdict_score > 0:
@@ -94,7 +94,7 @@ _MODEL_CHECKS = ("model_format", "model_size")
 @dataclass(frozen=True)
 class _Fit:
     """What a runtime says about a model whatever the InferenceService: checks 4–5, the first
-    fully matching entry, the score, the S2.10 skip reason and the S2.11 rank."""
+    fully matching entry, the score, the reason it does not qualify, and its rank."""
 
     exclusion: Exclusion | None
     match: SupportedModelFormat | None = None
@@ -182,9 +182,9 @@ class Selection:
 
     @cached_property
     def ties(self) -> tuple[tuple[RuntimeVerdict, ...], ...]:
-        """S16.7: the qualifying runtimes that only their names rank (same scope, score and
-        size distance), in groups of two or more, in rank order (the first group's first
-        runtime is the chosen one when that group leads)."""
+        """Ties (docs/reference/selection.md): the qualifying runtimes that only their names
+        rank (same scope, score and size distance), in groups of two or more, in rank order
+        (the first group's first runtime is the chosen one when that group leads)."""
         groups: dict[tuple, list[RuntimeVerdict]] = {}
         for verdict in self.verdicts:
             if verdict.qualifies:
@@ -199,9 +199,9 @@ class Selection:
 
 
 def may_qualify(runtime: ServingRuntime, model: ModelSpec, catalog: RuntimeCatalog) -> bool:
-    """Whether ``runtime`` of ``catalog`` qualifies for ``model`` for some InferenceService: S2.10
-    without checks 2 and 3, which only ever exclude more. A runtime that does not is the
-    selection of no InferenceService of that model, before a change or after it."""
+    """Whether ``runtime`` of ``catalog`` qualifies for ``model`` for some InferenceService:
+    qualification without checks 2 and 3, which only ever exclude more. A runtime that does not
+    is the selection of no InferenceService of that model, before a change or after it."""
     if runtime.disabled:
         return False
     fit = _fit(runtime, model, catalog.fits)
@@ -244,7 +244,8 @@ def select_runtime(
 
 @dataclass(frozen=True)
 class Advisory:
-    """A named runtime that does not declare support for the model (S2.13.4)."""
+    """A named runtime that does not declare support for the model
+    (docs/reference/selection.md, Compatibility advisory)."""
 
     runtime: str
     model: str
@@ -270,7 +271,7 @@ class NamedRuntime:
 
 
 def find_named_runtime(isvc: InferenceService, catalog: RuntimeCatalog) -> ServingRuntime:
-    """S2.13.1 lookup; RuntimeNotFoundError with the S2.13.2 text when it is missing."""
+    """The named-runtime lookup; RuntimeNotFoundError when it is missing."""
     ref = isvc.spec.runtime
     runtime = catalog.find(ref.name, ref.kind)
     if runtime is None:
@@ -291,7 +292,7 @@ def _advisory(runtime: ServingRuntime, isvc: InferenceService, model: ModelSpec)
 def resolve_named_runtime(
     isvc: InferenceService, catalog: RuntimeCatalog, model: ModelSpec | None
 ) -> NamedRuntime:
-    """S2.13: find the named runtime, refuse a disabled one, and check it against the model."""
+    """Find the named runtime, refuse a disabled one, and check it against the model."""
     runtime = find_named_runtime(isvc, catalog)
     if runtime.disabled:
         raise RuntimeDisabledError(runtime.name, runtime.is_cluster)

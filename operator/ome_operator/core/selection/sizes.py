@@ -1,4 +1,5 @@
-"""Parse model parameter sizes and check them against a runtime's size range (SPEC S2.9).
+"""Parse model parameter sizes and check them against a runtime's size range
+(docs/reference/selection.md, Model size).
 
 A size is a decimal number followed by an optional uppercase ``M`` (×10⁶), ``B`` (×10⁹)
 or ``T`` (×10¹²); no suffix means ×1. The number is ASCII digits with at most one
@@ -42,7 +43,7 @@ def size_in_range(size: str, minimum: str | None, maximum: str | None) -> bool:
 
 
 def format_range(minimum: str | None, maximum: str | None) -> str:
-    """Render the range as ``[<min>, <max>]`` with the bounds as written (S2.9)."""
+    """Render the range as ``[<min>, <max>]`` with the bounds as written."""
     lower = "(-inf" if minimum is None else f"[{minimum}"
     upper = "inf)" if maximum is None else f"{maximum}]"
     return f"{lower}, {upper}"
@@ -50,7 +51,7 @@ def format_range(minimum: str | None, maximum: str | None) -> str:
 
 @lru_cache(maxsize=4096)
 def size_distance(size: str, minimum: str | None, maximum: str | None) -> Fraction:
-    """The sum of the distances from ``size`` to each present bound (S2.11 rule 3)."""
+    """The sum of the distances from ``size`` to each present bound (rule 3 of the ranking)."""
     value = parse_size(size)
     bounds = (bound for bound in (minimum, maximum) if bound is not None)
     return sum((abs(parse_size(bound) - value) for bound in bounds), Fraction(0))

@@ -1,14 +1,15 @@
-"""Parse model format/framework versions and compare them with an entry's operator (SPEC S2.8).
+"""Parse model format/framework versions and compare them with an entry's operator
+(docs/reference/selection.md, Versions).
 
 A version is one to three dot-separated non-negative integers without leading zeros,
-optionally preceded by a lowercase ``v`` (S2.8.2). Only after the third number may a
+optionally preceded by a lowercase ``v``. Only after the third number may a
 suffix follow, made of up to three parts in this order: a dev part after ``.``, a
 pre-release after ``-`` and a build after ``+`` (``4.45.0.dev0``, ``1.0.0-rc1+b7``).
 Each part is one or more dot-separated, non-empty pieces; a pre-release may contain
 ``-`` and a build may contain ``-`` and ``+``. Text that does not parse never matches.
 
 The entry's version is always the left operand and the model's the right one, so
-``GreaterThan`` admits models *older* than the entry: it sets an upper limit (S2.8.3).
+``GreaterThan`` admits models *older* than the entry: it sets an upper limit.
 """
 
 import re
@@ -42,7 +43,7 @@ class Version:
 
 @lru_cache(maxsize=4096)  # pure; runtimes repeat the same few versions
 def parse_version(text: str) -> Version | None:
-    """Return the version ``text`` spells (S2.8.2), or ``None`` when it does not parse."""
+    """Return the version ``text`` spells, or ``None`` when it does not parse."""
     match = _VERSION.fullmatch(text)
     if match is None:
         return None
@@ -56,7 +57,7 @@ def parse_version(text: str) -> Version | None:
 
 @lru_cache(maxsize=4096)
 def versions_match(entry_version: str, model_version: str, operator: str) -> bool:
-    """Whether ``<entry_version> <operator> <model_version>`` holds (S2.8.3)."""
+    """Whether ``<entry_version> <operator> <model_version>`` holds."""
     entry = parse_version(entry_version)
     model = parse_version(model_version)
     if entry is None or model is None:
