@@ -239,7 +239,13 @@ def test_pods_orphaned_by_their_replica_are_adopted_by_the_next_one(cluster, nam
     converged(cluster, namespace)
 
     cluster.plane.kubectl(
-        "delete", "inferencereplica", "chat-engine", "-n", namespace, "--cascade=orphan"
+        "delete",
+        "inferencereplica",
+        "chat-engine",
+        "-n",
+        namespace,
+        "--cascade=orphan",
+        "--wait=false",  # the garbage collector's orphaning is waited for below, bounded
     )
 
     def adopted() -> dict[str, Any] | None:  # by the InferenceReplica the operator made again

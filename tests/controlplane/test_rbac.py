@@ -146,7 +146,13 @@ def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace):
         # InferenceService controller makes again (after a read of it).
         old = cluster.stored(REPLICA, namespace, "native-engine")["metadata"]["uid"]
         cluster.plane.kubectl(
-            "delete", "inferencereplica", "native-engine", "-n", namespace, "--cascade=orphan"
+            "delete",
+            "inferencereplica",
+            "native-engine",
+            "-n",
+            namespace,
+            "--cascade=orphan",
+            "--wait=false",  # the orphaning is waited for below, bounded
         )
         eventually(lambda: _adopted(cluster, namespace, pod, old))
         for name in ("raw", "native", "multi"):  # a label patches each object

@@ -55,9 +55,13 @@ def _entries(
             and entry.get("manager") == FIELD_MANAGER
             and entry.get("operation") == operation
             and (entry.get("subresource") or None) == subresource
-            and isinstance(entry.get("fieldsV1"), Mapping)
         ):
             yield entry
+
+
+def _fields_of(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    fields = entry.get("fieldsV1")
+    return fields if isinstance(fields, Mapping) else {}
 
 
 def _leaves(fields: Mapping[str, Any], path: Path = ()) -> Iterator[Path]:
@@ -121,7 +125,7 @@ def stale_fields(
     return [
         path
         for entry in _entries(existing, "Apply", subresource)
-        for path in _leaves(entry["fieldsV1"])
+        for path in _leaves(_fields_of(entry))
         if not _renders(desired, path)
     ]
 
@@ -275,7 +279,7 @@ def takeover_patch(
         at = f"/metadata/managedFields/{index}"
         status = entry.get("subresource") == "status"
         kept = keep if keep is not None else desired
-        fields = dict(entry.get("fieldsV1") or {}) if status else _kept(entry["fieldsV1"], kept)
+        fields = dict(_fields_of(entry)) if status else _kept(_fields_of(entry), kept)
         fields.get("f:metadata", {}).get("f:annotations", {}).pop(f"f:{LEGACY_RECORD}", None)
         operations += [
             {"op": "test", "path": f"{at}/manager", "value": FIELD_MANAGER},
@@ -284,7 +288,7 @@ def takeover_patch(
         into = applied.get(entry.get("subresource"))
         if into is not None:
             record = managed[into]
-            union = _merged(record.get("fieldsV1") or {}, fields)
+            union = _merged(_fields_of(record), fields)
             operations += [
                 {
                     "op": "test",

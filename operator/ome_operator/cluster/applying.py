@@ -169,7 +169,7 @@ def apply_object(
         # A create, never an apply: an apply would take over an object of that name that is
         # someone else's wherever their fields do not differ.
         return api.create(desired, manager=FIELD_MANAGER)
-    dropped = last is not None and dropped_since(desired, last)
+    dropped = last is not None and last is not desired and dropped_since(desired, last)
     if not dropped and not write_needed(desired, existing):
         return None
     if has_legacy_record(existing) or (dropped and holds_update_entry(existing, None)):

@@ -248,13 +248,18 @@ class Informer:
 
 def lean(obj: dict[str, Any]) -> dict[str, Any]:
     """The object with only the operator's own ``managedFields`` entries (its apply record:
-    ``applying``): the others are often as big as the rest of the object, nest as deep as its
-    deepest field, and nothing here reads them."""
+    ``apply_records``), and of its ``Update`` entries only that they are there (a takeover
+    reads the object again): the others are often as big as the rest of the object, nest as
+    deep as its deepest field, and nothing here reads them."""
     meta = obj.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
         entries = meta.pop("managedFields")
         entries = entries if isinstance(entries, list) else []
-        ours = [e for e in entries if isinstance(e, dict) and e.get("manager") == FIELD_MANAGER]
+        ours = [
+            e if e.get("operation") == "Apply" else {k: v for k, v in e.items() if k != "fieldsV1"}
+            for e in entries
+            if isinstance(e, dict) and e.get("manager") == FIELD_MANAGER
+        ]
         if ours:
             meta["managedFields"] = ours
     return obj

@@ -20,7 +20,6 @@ re-queues the InferenceService whose name it takes.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -91,7 +90,8 @@ class KindCache(Collection):
         """
         old = self._by_name.get(object_key(obj))
         if old is not None and newer_version(resource_version(obj), old[1]):
-            self._change(lean(copy.deepcopy(dict(obj))), deleted=False, report=False)
+            held = {**obj, "metadata": dict(obj.get("metadata") or {})}  # lean leaves obj as it is
+            self._change(lean(held), deleted=False, report=False)
             return True
         return False
 

@@ -12,10 +12,11 @@ is, and read as it is: nothing decides on such an object, passes only report it.
 from __future__ import annotations
 
 import pickle
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["Held", "Packed", "pack", "unpack"]
+__all__ = ["Held", "Packed", "compact", "expand", "pack", "unpack"]
 
 K = TypeVar("K")
 
@@ -35,6 +36,16 @@ def unpack(packed: Held) -> dict[str, Any]:
     if not isinstance(packed, bytes):
         return packed  # type: ignore[return-value]
     return pickle.loads(packed)  # packed by this process (``pack``), never read from outside
+
+
+def compact(obj: Mapping[str, Any]) -> bytes:
+    """``obj`` pickled and compressed (a third of ``pack``'s size, for what is kept long and
+    read seldom); the same object compacts to the same bytes."""
+    return zlib.compress(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def expand(compacted: bytes) -> dict[str, Any]:
+    return pickle.loads(zlib.decompress(compacted))  # compacted by this process (``compact``)
 
 
 class Packed(Mapping[K, dict[str, Any]]):
