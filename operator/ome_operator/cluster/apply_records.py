@@ -25,6 +25,7 @@ __all__ = [
     "ABSENT",
     "FIELD_MANAGER",
     "LEGACY_RECORD",
+    "content",
     "dropped_since",
     "field_value",
     "has_legacy_record",
@@ -46,16 +47,20 @@ ABSENT = object()
 # -- the apply record --------------------------------------------------------------------------
 
 
+def _ours(entry: Any, operation: str) -> bool:
+    """Whether ``entry`` of ``managedFields`` is the operator's, of ``operation``."""
+    return (
+        isinstance(entry, Mapping)
+        and entry.get("manager") == FIELD_MANAGER
+        and entry.get("operation") == operation
+    )
+
+
 def _entries(
     obj: Mapping[str, Any], operation: str, subresource: str | None
 ) -> Iterator[Mapping[str, Any]]:
     for entry in (obj.get("metadata") or {}).get("managedFields") or []:
-        if (
-            isinstance(entry, Mapping)
-            and entry.get("manager") == FIELD_MANAGER
-            and entry.get("operation") == operation
-            and (entry.get("subresource") or None) == subresource
-        ):
+        if _ours(entry, operation) and (entry.get("subresource") or None) == subresource:
             yield entry
 
 
@@ -64,15 +69,18 @@ def _fields_of(entry: Mapping[str, Any]) -> Mapping[str, Any]:
     return fields if isinstance(fields, Mapping) else {}
 
 
+def _below(node: Any) -> dict[str, Any]:
+    """The tokens under a ``fieldsV1`` node (its own ``.`` aside)."""
+    return {k: v for k, v in node.items() if k != "."} if isinstance(node, Mapping) else {}
+
+
 def _leaves(fields: Mapping[str, Any], path: Path = ()) -> Iterator[Path]:
     """Each owned field of a ``fieldsV1`` tree, as the path of its tokens (``f:spec``,
     ``k:{"name":"engine"}``...); a token's own ``.`` marks the node itself."""
     for token, below in fields.items():
         if token == ".":
             continue
-        children = (
-            {k: v for k, v in below.items() if k != "."} if isinstance(below, Mapping) else {}
-        )
+        children = _below(below)
         if children:
             yield from _leaves(children, (*path, token))
         else:
@@ -107,14 +115,7 @@ def _step(node: Any, token: str) -> tuple[bool, Any]:
 
 
 def _renders(desired: Any, path: Path) -> bool:
-    node = desired
-    for token in path:
-        found, node = _step(node, token)
-        if not found:
-            return False
-        if node is None:
-            return True
-    return True
+    return field_value(desired, path) is not ABSENT
 
 
 def stale_fields(
@@ -128,6 +129,11 @@ def stale_fields(
         for path in _leaves(_fields_of(entry))
         if not _renders(desired, path)
     ]
+
+
+def content(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` without ``apiVersion`` and ``kind``: what an object holds as fields."""
+    return {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
 
 
 def has_legacy_record(existing: Mapping[str, Any]) -> bool:
@@ -165,19 +171,21 @@ def map_paths(obj: Mapping[str, Any], path: Path = ()) -> Iterator[Path]:
 
 
 def field_value(obj: Any, path: Path) -> Any:
-    """What ``obj`` holds at a fieldsV1 ``path`` (``ABSENT``: nothing)."""
+    """What ``obj`` holds at a fieldsV1 ``path`` (``ABSENT``: nothing); None past a null or a
+    token this reader does not know, which counts as there."""
     for token in path:
         found, obj = _step(obj, token)
         if not found:
             return ABSENT
+        if obj is None:
+            return None
     return obj
 
 
 def dropped_since(desired: Mapping[str, Any], last: Mapping[str, Any]) -> bool:
     """Whether ``desired`` no longer renders a field the operator's ``last`` write of it had,
     or renders one of its other lists otherwise (an item of it may be gone)."""
-    body = {k: v for k, v in last.items() if k not in ("apiVersion", "kind")}
-    for path in map_paths(body):
+    for path in map_paths(content(last)):
         was = field_value(last, path)
         if not _renders(desired, path):
             return True
@@ -197,12 +205,9 @@ def _kept(fields: Mapping[str, Any], desired: Any) -> dict[str, Any]:
             kept["."] = {}
             continue
         found, node = _step(desired, token)
-        children = (
-            {k: v for k, v in below.items() if k != "."} if isinstance(below, Mapping) else {}
-        )
         if not found:
             continue
-        if not children or node is None:  # owned whole, or a token this reader does not know
+        if not _below(below) or node is None:  # owned whole, or a token this reader does not know
             kept[token] = below
             continue
         inner = _kept(below, node)
@@ -249,14 +254,6 @@ def _merged(one: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
         both = isinstance(mine, Mapping) and isinstance(below, Mapping)
         merged[token] = _merged(mine, below) if both else below
     return merged
-
-
-def _ours(entry: Any, operation: str) -> bool:
-    return (
-        isinstance(entry, Mapping)
-        and entry.get("manager") == FIELD_MANAGER
-        and entry.get("operation") == operation
-    )
 
 
 def takeover_patch(
@@ -312,7 +309,7 @@ def takeover_patch(
     if not operations and not has_legacy_record(fresh):
         return None
     operations += [{"op": "remove", "path": f"/metadata/managedFields/{i}"} for i in removed[::-1]]
-    body = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind", "status")}
+    body = {k: v for k, v in content(desired).items() if k != "status"}
     dropped = _dropped(_recorded_keys(fresh), body, fresh)
     dropped += [("metadata", "annotations", LEGACY_RECORD)] if has_legacy_record(fresh) else []
     return operations + [{"op": "remove", "path": _pointer(p)} for p in dropped]

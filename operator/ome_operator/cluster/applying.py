@@ -25,6 +25,7 @@ from .api import KubeApi
 from .apply_records import (
     ABSENT,
     FIELD_MANAGER,
+    content,
     dropped_since,
     field_value,
     has_legacy_record,
@@ -96,7 +97,7 @@ def _holds(key: str, desired: Any, actual: Any) -> bool:
 
 def write_needed(desired: Mapping[str, Any], existing: Mapping[str, Any]) -> bool:
     """Whether ``existing`` is not yet what the operator renders (``desired``)."""
-    body = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind")}
+    body = content(desired)
     return (
         has_legacy_record(existing)
         or not is_subset(body, existing)
@@ -109,7 +110,7 @@ def changed_by_others(
 ) -> list[str]:
     """The fields ``desired`` renders as ``last`` did and ``existing`` no longer holds: someone
     changed them since (``.spec.replicas``; a list counts whole)."""
-    body = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind")}
+    body = content(desired)
     found = []
     for path in map_paths(body):
         want, was, now = (field_value(obj, path) for obj in (desired, last, existing))

@@ -74,12 +74,6 @@ def _walked_digest(obj: Any) -> bytes:
     return digest.digest()
 
 
-def written_records(written: Mapping[str, Any]) -> list[Any]:
-    """The ``managedFields`` of an object a write returned."""
-    found = (written.get("metadata") or {}).get("managedFields")
-    return list(found) if isinstance(found, list) else []
-
-
 def _same(one: Held, other: Held) -> bool:
     """Packed alike (an object held as it is only ever matches itself)."""
     if isinstance(one, bytes) and isinstance(other, bytes):
@@ -170,9 +164,11 @@ class InferenceServiceStore:
         held = known.version
         if held == resource_version(read) or newer_version(resource_version(written), held):
             body = unpack(known.body)
-            # The apply record of the status changed with it (``cluster.applying``).
-            records = lean({"metadata": {"managedFields": written_records(written)}})
-            metadata = {**(body.get("metadata") or {}), **records["metadata"]}
-            if "managedFields" not in records["metadata"]:
-                metadata.pop("managedFields", None)
+            # The apply record of the status changed with it (``cluster.apply_records``).
+            written_meta = lean({"metadata": dict(written.get("metadata") or {})})["metadata"]
+            metadata = {
+                k: v for k, v in (body.get("metadata") or {}).items() if k != "managedFields"
+            }
+            if "managedFields" in written_meta:
+                metadata["managedFields"] = written_meta["managedFields"]
             self._keep(key, {**body, "metadata": metadata, "status": written.get("status") or {}})
