@@ -48,7 +48,7 @@ class Told:
 async def watched(kube, api) -> AsyncIterator[tuple[ConfigSource, Told]]:
     """A source loaded at start, its watch running, changes counted."""
     source, told = ConfigSource(lambda: api, "ome"), Told()
-    source.on_change = told
+    source.changed.subscribe(told)
     await asyncio.to_thread(source.load)
     watches = Watches()
     watches.start(lambda: api, [source.watched()], (None,), retry_delay=lambda n: 0.05)

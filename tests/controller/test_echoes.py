@@ -1,5 +1,5 @@
-"""A watch event that only echoes the controller's own write does not re-queue its owner (S9:
-other changes to owned objects do)."""
+"""A watch event that only echoes the controller's own write does not re-queue its owner; other
+changes to owned objects do."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry
 
 from ome_operator.cluster.api import KubeApi
 from ome_operator.controller.running import Controller
+from ome_operator.controller.writing import BY
 from ome_operator.core.operator_config import OperatorConfig
 from ome_operator.metrics import Metrics
 
@@ -30,7 +31,11 @@ class _Api(KubeApi):
 
 
 def _deployment(version: str | None) -> dict:
-    meta = {"name": "chat-engine", "namespace": "default"}
+    meta = {
+        "name": "chat-engine",
+        "namespace": "default",
+        "labels": {"ome.io/inferenceservice": "chat"},
+    }
     if version is not None:
         meta["resourceVersion"] = version
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": {}}
@@ -40,13 +45,14 @@ def _controller() -> Controller:
     controller = Controller(
         api_factory=_Api, config_source=OperatorConfig, metrics=Metrics(CollectorRegistry())
     )
+    controller._loop = asyncio.get_running_loop()  # no workers: the queue only collects
     controller.store.seen(KEY, {"metadata": {"name": "chat", "namespace": "default"}})
     return controller
 
 
-async def _queued(controller: Controller) -> bool:
-    await asyncio.sleep(0)  # let call_soon_threadsafe callbacks run
-    return not controller.queue.idle()
+def _watch_shows(controller: Controller, obj: dict, deleted: bool = False) -> None:
+    """The Deployment watch delivers ``obj`` (as a change after the first listing)."""
+    controller.caches.objects.caches["Deployment"]._change(obj, deleted=deleted, report=True)
 
 
 @pytest.mark.parametrize(
@@ -62,10 +68,9 @@ async def _queued(controller: Controller) -> bool:
 async def test_events_after_a_write(event_version: str, deleted: bool, queued: bool) -> None:
     controller = _controller()
     writer = controller.writer
-    writer.loop = asyncio.get_running_loop()  # no workers: the queue only collects
     await asyncio.to_thread(writer.apply, writer.client(), KEY, _deployment(None), None)
-    controller.owned_changed(*KEY, _deployment(event_version), deleted=deleted)
-    assert await _queued(controller) is queued
+    _watch_shows(controller, _deployment(event_version), deleted=deleted)
+    assert (not controller.queue.idle()) is queued
 
 
 @pytest.mark.parametrize(
@@ -78,10 +83,10 @@ async def test_events_after_a_write(event_version: str, deleted: bool, queued: b
 async def test_events_during_a_write(event_version: str, queued: bool) -> None:
     controller = _controller()
     writer = controller.writer
-    writer.loop = asyncio.get_running_loop()  # no workers: the queue only collects
     identity = ("Deployment", "default", "chat-engine")
-    writer.echoes.started(identity)  # the worker is between its request and the answer
-    controller.owned_changed(*KEY, _deployment(event_version))
-    assert await _queued(controller) is False
+    writer.record.writing(identity, BY)  # the worker is between its request and the answer
+    _watch_shows(controller, _deployment(event_version))
+    assert controller.queue.idle()
     await asyncio.to_thread(writer.apply, writer.client(), KEY, _deployment(None), None)
-    assert await _queued(controller) is queued
+    # The worker's call to re-queue came before the end of the thread: it has run.
+    assert (not controller.queue.idle()) is queued

@@ -21,15 +21,18 @@ async def test_a_follower_queues_nothing_until_it_is_elected():
         api_factory=lambda: None,  # type: ignore[arg-type,return-value]
         config_source=OperatorConfig,
         metrics=Metrics(CollectorRegistry()),
+        workers=0,  # the queue only collects
     )
     controller._started = (lambda: None, (None,))  # type: ignore[assignment]  # watches only
+    controller.runtime.following = True
     for name in ("b", "a"):
         controller.seen(("default", name), isvc(name))
-    controller.requeue_owner("default", "a")
     controller.requeue()
     waiting_as_follower = len(controller.queue)
 
     controller.start_working()
+    controller.watches.synced.set()  # every watch has listed
+    await controller.runtime.listed.wait()
     try:
         assert (waiting_as_follower, sorted(controller.isvcs), len(controller.queue)) == (
             0,
@@ -37,4 +40,4 @@ async def test_a_follower_queues_nothing_until_it_is_elected():
             2,
         )
     finally:
-        await controller.passes.stop()
+        await controller.runtime.stop()

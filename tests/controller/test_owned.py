@@ -218,7 +218,15 @@ def test_what_the_caches_of_written_objects_watch(
             None,
             id="an object the watch showed deleted stays deleted",
         ),
-        pytest.param([[listed()]], obj("a", "7"), None, id="a create waits for the watch"),
+        pytest.param(
+            [[listed()]], obj("a", "7"), None, id="an apply the watch does not show is not there"
+        ),
+        pytest.param(
+            [[listed()]],
+            {**obj("a", "7"), "created": True},
+            "7",
+            id="a create counts as there until the watch shows it",
+        ),
         pytest.param(
             [[listed(obj("a", "x5"))]],
             obj("a", "x7"),
@@ -227,55 +235,19 @@ def test_what_the_caches_of_written_objects_watch(
         ),
     ],
 )
-def test_own_writes_refresh_the_cache_only_when_newer(
+def test_own_writes_are_read_until_the_watch_shows_a_version_as_new(
     batches: list[list[Any]], written: dict[str, Any], expected: str | None
 ) -> None:
     cache, seen = reported(batches)
     before = list(seen)
+    created = written.pop("created", False)
 
-    cache.wrote(written)
+    cache.record.wrote("inferenceservice", written, created=created)
 
     found = cache.named("default", "a")
     assert (found["metadata"]["resourceVersion"] if found else None) == expected
     assert seen == before  # nothing reported: it is the operator's own write
     assert list(cache.owned_by("default", "chat").values()) == ([found] if found else [])
-
-
-@pytest.mark.parametrize(
-    ("by", "told"),
-    [
-        pytest.param(
-            None, ["replicas"], id="a write of the InferenceService controller tells the listeners"
-        ),
-        pytest.param(
-            "replicas", ["isvc"], id="a listener's write tells the InferenceService controller"
-        ),
-    ],
-)
-def test_a_write_into_the_cache_tells_the_others(by, told):
-    owned = OwnedObjects()
-    heard: list[str] = []
-
-    class Listener:
-        def changed(self, namespace, owner, obj, deleted) -> None:
-            heard.append("replicas")
-
-    listener = Listener()
-    owned.on_change = lambda namespace, owner, obj, deleted: heard.append("isvc")
-    owned.listen("InferenceReplica", listener.changed)
-    replica = {
-        "kind": "InferenceReplica",
-        "metadata": {
-            "name": "chat-engine",
-            "namespace": "default",
-            "resourceVersion": "1",
-            "labels": {"ome.io/inferenceservice": "chat"},
-        },
-    }
-    owned.caches["InferenceReplica"]._change(replica, deleted=False, report=False)
-    newer = {**replica, "metadata": {**replica["metadata"], "resourceVersion": "2"}}
-    owned.wrote(newer, by=listener.changed if by == "replicas" else None)
-    assert heard == told
 
 
 def test_a_cached_object_read_is_a_copy_that_cannot_change_the_cache() -> None:

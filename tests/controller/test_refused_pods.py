@@ -14,6 +14,8 @@ from ome_operator.controller.owned import OwnedObjects
 from ome_operator.controller.queue import Backoff
 from ome_operator.controller.refusals import REFUSAL_BACKOFF, Refusal, Refusals
 from ome_operator.controller.replicas import ReplicaController
+from ome_operator.controller.runtime import DONE, Result
+from ome_operator.controller.write_record import EXPECTATION_SECONDS
 from tests.controller.test_replicas import KEY, controller_with, pod_writes
 from tests.core.instances.replicas import replica_of
 from tests.integration.observing import requests
@@ -89,7 +91,7 @@ async def test_a_refused_create_is_told_once_and_tried_again_only_when_due(kube,
     clock = Clock()
     controller.refusals = Refusals(clock=clock)
 
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == Result(after=5.0)  # tried again when due
     told = status_writes(kube)
     assert [c for s in told for c in s["conditions"]] == [
         {
@@ -101,23 +103,24 @@ async def test_a_refused_create_is_told_once_and_tried_again_only_when_due(kube,
         }
     ]
     assert controller.refusals.get(KEY) == Refusal(FORBIDDEN, 1, 1, 105.0)
-    controller.owned.caches["InferenceReplica"]._change(
+    controller.replicas._change(
         {**controller.replicas.named(*KEY), "status": told[0]}, deleted=False, report=False
     )
 
     for _ in range(3):  # passes brought by other changes before the retry is due
-        assert await controller.process(KEY) is False
+        assert await controller.process(KEY) == Result(after=5.0)
     assert (pod_writes(kube), len(status_writes(kube))) == (["POST pods"], 1)
 
     clock.now += 5.0
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == Result(after=10.0)
     assert (pod_writes(kube), len(status_writes(kube)), refused.hits) == (["POST pods"] * 2, 1, 2)
     assert controller.refusals.get(KEY) == Refusal(FORBIDDEN, 1, 2, 115.0)
 
     replica = controller.replicas.named(*KEY)
     newer = {**replica, "metadata": {**replica["metadata"], "generation": 2}}
-    controller.owned.caches["InferenceReplica"]._change(newer, deleted=False, report=False)
-    assert await controller.process(KEY) is False  # a new spec: tried at once, and created
+    controller.replicas._change(newer, deleted=False, report=False)
+    # a new spec: tried at once, and created (looked at again once its expectations end)
+    assert await controller.process(KEY) == Result(after=EXPECTATION_SECONDS)
     assert (pod_writes(kube), controller.refusals.get(KEY)) == (["POST pods"] * 3, None)
 
 
@@ -148,6 +151,6 @@ async def test_a_create_refused_because_the_namespace_goes_is_no_refusal_to_tell
     controller = ReplicaController(lambda: api, owned, inference_services=lambda key: None)
     owned.caches["InferenceReplica"]._change(replica_of(), deleted=False, report=False)
 
-    assert await controller.process(KEY) is False
-    assert await controller.process(KEY) is False  # its InferenceReplicas go with it
+    assert await controller.process(KEY) == DONE
+    assert await controller.process(KEY) == DONE  # its InferenceReplicas go with it
     assert (api.calls, controller.refusals.get(KEY)) == (["create Pod"], None)

@@ -5,18 +5,19 @@ an unchanged status is not written again, and only pods it controls are found.""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ome_operator.cluster.api import KubeApi
-from ome_operator.cluster.applying import owner_reference, with_owner
 from ome_operator.controller.owned import OwnedObjects
 from ome_operator.controller.replicas import ReplicaController, controlling_replica
+from ome_operator.controller.runtime import DONE, Result
+from ome_operator.controller.write_record import EXPECTATION_SECONDS
 from ome_operator.core.ownership import orphaned_for
 from ome_operator.core.rendering import render_instance_pods
+from ome_operator.models.object_metadata import owner_reference, with_owner
 from tests.core.instances.replicas import replica_of
 from tests.integration.observing import requests
 from tests.support.kube_access import apply_object
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from _pytest.mark import ParameterSet
 
 KEY = ("default", "chat-engine")
+#: What a pass that created pods asks for: another once their expectations end.
+CREATED = Result(after=EXPECTATION_SECONDS)
 LEADER_WORKER = ["chat-engine-0-leader-0", "chat-engine-0-worker-0", "chat-engine-0-worker-1"]
 
 
@@ -51,9 +54,9 @@ def pod_writes(kube, since: int = 0) -> list[str]:
 
 async def test_a_pass_before_the_watch_shows_the_created_pods_creates_nothing(kube, api):
     controller = await controller_with(kube, api, replica_of(workers=2))
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == CREATED
     mark = len(list(kube))
-    assert await controller.process(KEY) is False  # the pod cache is still empty
+    assert await controller.process(KEY) == DONE  # the pod cache is still empty
     assert (pod_writes(kube), pod_writes(kube, mark)) == (["POST pods"] * 3, [])
 
 
@@ -61,7 +64,7 @@ async def test_a_pod_that_exists_already_is_no_failure(kube, api):
     controller = await controller_with(kube, api, replica_of(workers=2))
     replica = controller.replicas.named(*KEY)
     await apply_object(kube, with_owner(render_instance_pods(replica, 0)[0], replica))
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == CREATED
     assert pod_writes(kube) == ["POST pods"] * 4  # the test's, then three (one refused)
 
 
@@ -70,9 +73,7 @@ async def test_the_same_status_is_not_written_twice(kube, api):
     await controller.process(KEY)
     status_writes = [r for r in requests(kube) if r.url.path.endswith("chat-engine/status")]
     assert len(status_writes) == 1
-    await asyncio.sleep(0)  # the answer reaches the cache on the loop
-    controller._expected.clear()  # as if the watch had shown the pod
-    pod = next(iter(kube_pods(kube)))
+    pod = next(iter(kube_pods(kube)))  # the watch shows the pod
     controller.pods._change(pod, deleted=False, report=False)
     await controller.process(KEY)
     await controller.process(KEY)
@@ -99,7 +100,7 @@ async def test_a_pod_replaced_meanwhile_is_not_deleted(kube, api):
             created = {**created, "metadata": {**created["metadata"], "uid": "an-older-pod"}}
         controller.pods._change(created, deleted=False, report=False)
     mark = len(list(kube))
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == DONE
     assert pod_writes(kube, mark) == ["DELETE chat-engine-1-default-0"]  # answered 409
     assert sorted(p["metadata"]["name"] for p in kube_pods(kube)) == [
         "chat-engine-0-default-0",
@@ -111,7 +112,7 @@ async def test_a_replica_edited_out_of_shape_is_logged_and_left(kube, api, caplo
     replica = replica_of()
     replica["spec"]["runners"][0]["template"]["spec"]["containers"] = ["not a container"]
     controller = await controller_with(kube, api, replica)
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == DONE
     assert pod_writes(kube) == []
     assert [(r.getMessage(), r.exc_info) for r in caplog.records] == [
         ("InferenceReplica cannot be planned; waiting for it to change", None)
@@ -242,14 +243,13 @@ async def test_an_orphaned_pod_is_adopted_not_created_again(kube, api):
     replica = controller.replicas.named(*KEY)
     pod = await _orphaned_pod(kube, controller)
     mark = len(list(kube))
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == DONE
     assert pod_writes(kube, mark) == ["PATCH chat-engine-0-default-0"]
     (stored,) = kube_pods(kube)
     assert (stored["metadata"]["uid"], stored["metadata"]["ownerReferences"]) == (
         pod["metadata"]["uid"],
         [owner_reference(replica)],
     )
-    await asyncio.sleep(0)  # the answer reaches the cache on the loop
     assert list(controller.pods.owned_by(*KEY)) == ["chat-engine-0-default-0"]
 
 
@@ -257,7 +257,7 @@ async def test_a_labelled_pod_of_another_inference_service_is_never_written(kube
     controller = await controller_with(kube, api, _stamped(replica_of()))
     pod = await _orphaned_pod(kube, controller, uid="an-inference-service-deleted-since")
     mark = len(list(kube))
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == DONE
     assert pod_writes(kube, mark) == ["POST pods"]  # refused: AlreadyExists
     assert kube_pods(kube) == [pod]
 
@@ -267,10 +267,10 @@ async def test_no_pod_is_adopted_by_a_replica_the_server_no_longer_has(kube, api
     controller = await controller_with(kube, api, _stamped(replica_of()))
     cached = controller.replicas.named(*KEY)
     gone = {**cached, "metadata": {**cached["metadata"], "uid": "a-replica-deleted-since"}}
-    controller.owned.caches["InferenceReplica"]._change(gone, deleted=False, report=False)
+    controller.replicas._change(gone, deleted=False, report=False)
     await _orphaned_pod(kube, controller)
     mark = len(list(kube))
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == DONE
     assert pod_writes(kube, mark) == []
     assert "ownerReferences" not in kube_pods(kube)[0]["metadata"]
     assert "InferenceReplica is being deleted; its pods are not adopted" in caplog.messages
@@ -302,5 +302,5 @@ async def test_a_replica_whose_inference_service_goes_is_left_to_the_collector(
     replica = replica_of()
     replica["metadata"]["ownerReferences"] = [{**_OWNER, "controller": True}]
     controller = await controller_with(kube, api, replica, inference_services=lambda key: held)
-    assert await controller.process(KEY) is False
+    assert await controller.process(KEY) == (CREATED if writes else DONE)
     assert pod_writes(kube) == writes

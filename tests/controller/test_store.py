@@ -41,25 +41,6 @@ def test_only_what_a_decision_reads_is_news(later: dict, news: bool) -> None:
     assert store.get(KEY) == later
 
 
-@pytest.mark.parametrize(
-    ("watch", "status"),
-    [
-        pytest.param(None, {"url": "written"}, id="the written status stands in until the watch"),
-        pytest.param(isvc("3", status={"url": "newer"}), {"url": "newer"}, id="the watch wins"),
-    ],
-)
-def test_a_written_status_is_kept_until_the_watch_shows_a_newer_version(watch, status) -> None:
-    store = InferenceServiceStore()
-    store.seen(KEY, isvc("1"))
-    read = store.get(KEY)
-    if watch is not None:
-        store.seen(KEY, watch)
-
-    store.wrote_status(KEY, read, {"status": {"url": "written"}})
-
-    assert store.get(KEY)["status"] == status
-
-
 def test_a_forgotten_service_leaves_its_namespace_empty() -> None:
     store = InferenceServiceStore()
     store.seen(KEY, isvc("1"))
@@ -67,18 +48,6 @@ def test_a_forgotten_service_leaves_its_namespace_empty() -> None:
     store.forget(KEY)
 
     assert (KEY in store, store.holds_namespace("default")) == (False, False)
-
-
-def test_a_written_status_stands_over_a_version_the_watch_showed_meanwhile() -> None:
-    """A label change arrived between the pass's read and its status write."""
-    store = InferenceServiceStore()
-    store.seen(KEY, isvc("1"))
-    read = store.get(KEY)
-    store.seen(KEY, isvc("2", labels={"team": "a"}))
-
-    store.wrote_status(KEY, read, {"metadata": {"resourceVersion": "3"}, "status": {"url": "w"}})
-
-    assert store.get(KEY) == {**isvc("2", labels={"team": "a"}), "status": {"url": "w"}}
 
 
 # --- held packed; the resolution part parsed once per change of it ---------------------------

@@ -1,6 +1,6 @@
-"""The plan writer's pieces: the echo tracker (which watch events only echo its own writes),
-the read of the owner before an adoption, and names found taken by objects the watches do not
-show (a race within the grace, someone else's after it: never written, told once)."""
+"""The plan writer's pieces: the read of the owner before an adoption, and names found taken
+by objects the watches do not show (a race within the grace, someone else's after it: never
+written, told once)."""
 
 from __future__ import annotations
 
@@ -10,21 +10,14 @@ import pytest
 
 from ome_operator.cluster.errors import ApiError
 from ome_operator.controller.name_conflicts import GRACE_SECONDS, TakenNames
-from ome_operator.controller.owned import OwnedObjects
-from ome_operator.controller.writing import Echoes, OwnerGoing, PlanWriter
+from ome_operator.controller.runtime import OwnerGoing
+from ome_operator.controller.write_record import WriteRecord
+from ome_operator.controller.writing import PlanWriter
 from ome_operator.core.ownership import NameConflict
 from ome_operator.core.plans import Outcome, ReconcilePlan
 from tests.builders import isvc_manifest
 from tests.integration.observing import stored
 from tests.support.kube_access import apply_object
-
-
-def deployment(version: str | None) -> dict:
-    meta = {"name": "chat-engine", "namespace": "default", "resourceVersion": version}
-    return {"kind": "Deployment", "metadata": meta}
-
-
-IDENTITY = ("Deployment", "default", "chat-engine")
 
 
 def kube_objects(kube, plural: str) -> list[dict]:
@@ -34,53 +27,6 @@ def kube_objects(kube, plural: str) -> list[dict]:
         for (resource, _, _), versions in kube.objects.items()
         if resource.plural == plural and not versions.deleted
     ]
-
-
-@pytest.mark.parametrize(
-    ("steps", "expected"),
-    [
-        pytest.param(
-            [("finished", "7"), ("event", "7", False)], [False, True], id="an echo is an echo"
-        ),
-        pytest.param(
-            [("finished", "7"), ("event", "8", False)], [False, False], id="a later version is not"
-        ),
-        pytest.param(
-            [("finished", "7"), ("event", "7", True)], [False, False], id="a deletion never is"
-        ),
-        pytest.param(
-            [("finished", "7"), ("event", "7", True), ("event", "7", False)],
-            [False, False, False],
-            id="after a deletion nothing is remembered to echo",
-        ),
-        pytest.param(
-            [("started",), ("event", "6", False), ("finished", "7")],
-            [None, True, True],
-            id="a change seen during a write is decided by the answer: someone else's",
-        ),
-        pytest.param(
-            [("started",), ("event", "7", False), ("finished", "7")],
-            [None, True, False],
-            id="an echo seen before the answer is dropped",
-        ),
-        pytest.param(
-            [("started",), ("event", "6", False), ("finished", None)],
-            [None, True, True],
-            id="a failed write re-queues for what was seen meanwhile",
-        ),
-    ],
-)
-def test_echoes_tell_own_writes_from_other_changes(steps, expected) -> None:
-    echoes, told = Echoes(), []
-    for step in steps:
-        if step[0] == "started":
-            told.append(echoes.started(IDENTITY))
-        elif step[0] == "finished":
-            told.append(echoes.finished(IDENTITY, step[1]))
-        else:
-            told.append(echoes.is_echo(deployment(step[1]), deleted=step[2]))
-
-    assert told == expected
 
 
 async def test_an_adoption_reads_the_owner_first_and_stops_when_it_is_being_deleted(kube, api):
@@ -95,8 +41,7 @@ async def test_an_adoption_reads_the_owner_first_and_stops_when_it_is_being_dele
         "metadata": {"name": "chat-engine", "namespace": "default", "resourceVersion": "1"},
     }
     desired = {**orphan, "spec": {"replicas": 1}}
-    writer = PlanWriter(lambda: api, OwnedObjects(), lambda *key: None)
-    writer.loop = asyncio.get_running_loop()
+    writer = PlanWriter(lambda: api, WriteRecord())
     plan = ReconcilePlan(Outcome.SUCCESS, apply=(desired,))
 
     with pytest.raises(OwnerGoing):  # the cached body shows no deletion yet
@@ -115,8 +60,7 @@ async def test_what_the_watch_showed_deleted_is_created_again_only_for_a_living_
         "metadata": {"name": "chat", "namespace": "default"},
         "spec": {"ports": [{"port": 80}]},
     }
-    writer = PlanWriter(lambda: api, OwnedObjects(), lambda *key: None)
-    writer.loop = asyncio.get_running_loop()
+    writer = PlanWriter(lambda: api, WriteRecord())
     plan = ReconcilePlan(Outcome.SUCCESS, apply=(desired,))
     key = ("default", "chat")
     await asyncio.to_thread(writer.write, key, isvc, {}, plan)  # written once
@@ -124,7 +68,7 @@ async def test_what_the_watch_showed_deleted_is_created_again_only_for_a_living_
         pass
     async with kube.delete("/api/v1/namespaces/default/services/chat"):
         pass
-    writer.saw_deleted(key, desired)
+    writer.record.saw(desired, deleted=True)  # the watch shows it deleted
 
     with pytest.raises(OwnerGoing):  # the cached body shows no deletion yet
         await asyncio.to_thread(writer.write, key, isvc, {}, plan)
@@ -199,8 +143,7 @@ async def _writer_over_a_foreign_object(kube, api) -> tuple[PlanWriter, dict, di
     the name it renders (not in the owned cache: the watch never shows it)."""
     stored = await apply_object(kube, isvc_manifest("chat"))
     foreign = await apply_object(kube, FOREIGN)
-    writer = PlanWriter(lambda: api, OwnedObjects(), lambda *key: None)
-    writer.loop = asyncio.get_running_loop()
+    writer = PlanWriter(lambda: api, WriteRecord())
     clock = _Clock()
     writer.taken = TakenNames(clock=clock)
     return writer, stored, foreign, clock

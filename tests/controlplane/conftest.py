@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ome_operator.controller.workers import UNEXPECTED_ERROR
+from ome_operator.controller.runtime import UNEXPECTED_ERROR
 from tests.support.control_plane import running_control_plane
 from tests.support.installed_cluster import Cluster
 from tests.support.kwok_nodes import KwokNodes, running_kwok_nodes

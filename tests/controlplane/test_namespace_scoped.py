@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ome_operator.controller.workers import UNEXPECTED_ERROR
+from ome_operator.controller.runtime import UNEXPECTED_ERROR
 from tests.controlplane.scenarios import OWNER_LABEL, converged, isvc, owned, owned_workloads, seed
 from tests.support.control_plane import running_control_plane, write_kubeconfig
 from tests.support.installed_cluster import (

@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from ome_operator.controller.workers import UNEXPECTED_ERROR
+from ome_operator.controller.runtime import UNEXPECTED_ERROR
 from tests.support.operator_run import RunningOperator, running_operator
 
 

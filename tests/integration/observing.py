@@ -13,6 +13,7 @@ from typing import Any
 
 import kmock
 
+from ome_operator.controller.runtime import Result
 from tests.support.kube_access import apply_object, eventually
 from tests.support.kube_emulator import ApiServerLikeEmulator
 from tests.support.operator_run import RunningOperator
@@ -243,13 +244,14 @@ def status_writes(kube: ApiServerLikeEmulator, name: str, since: int = 0) -> int
 def record_passes(operator: RunningOperator, monkeypatch: Any) -> list[tuple[str, str]]:
     """Every key the controller reconciles from now on, in order."""
     passes: list[tuple[str, str]] = []
-    original = operator.controller.process
+    runtime = operator.controller.runtime
+    original = runtime.process
 
-    async def process(key: tuple[str, str]) -> bool:
+    async def process(key: tuple[str, str]) -> Result:
         passes.append(key)
         return await original(key)
 
-    monkeypatch.setattr(operator.controller, "process", process)
+    monkeypatch.setattr(runtime, "process", process)
     return passes
 
 

@@ -220,7 +220,7 @@ async def test_a_malformed_inference_service_is_told_and_others_still_reconcile(
             "source": {"component": "v1beta1Controllers"},
         }
     ]
-    assert not any(task.done() for task in operator.controller.passes.tasks)  # no worker died
+    assert not any(task.done() for task in operator.controller.runtime.tasks)  # no worker died
 
     await patch(
         kube,

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from ome_operator.cli.render import render_report
-from ome_operator.cluster.applying import with_owner
 from ome_operator.core.rendering import render_instance_pods
+from ome_operator.models.object_metadata import with_owner
 from tests.builders import isvc_manifest, model_manifest, runtime_manifest
 from tests.integration.observing import (
     ISVC,

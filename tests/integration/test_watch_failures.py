@@ -68,7 +68,7 @@ async def test_a_watch_request_answered_410_relists_and_the_operator_carries_on(
     runtime = await eventually(lambda: status_of(kube, "chat").get("runtime"))
     assert runtime["name"] == "vllm"
     assert stored(kube, DEPLOYMENT, "default", "chat-engine") is not None
-    assert not any(task.done() for task in operator.controller.passes.tasks)
+    assert not any(task.done() for task in operator.controller.runtime.tasks)
 
 
 def deep_runtime(levels: int) -> dict[str, Any]:

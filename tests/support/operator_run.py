@@ -77,10 +77,7 @@ async def running_operator(
         workers=workers,
         namespaces=namespaces,
     )
-    controller = build_controller(options, Metrics(registry))
-    controller.backoff = BACKOFF
-    if controller.replicas is not None:
-        controller.replicas.backoff = controller.backoff
+    controller = build_controller(options, Metrics(registry), backoff=BACKOFF)
     settings = kopf.OperatorSettings()
     webhook_port, liveness_port = free_port(), free_port()
     settings.admission.server = ReviewServer(addr="127.0.0.1", port=webhook_port, insecure=True)

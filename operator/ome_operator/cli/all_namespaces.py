@@ -22,6 +22,7 @@ from ..cluster.fetching import CLI_COLLECTION_LIMIT
 from ..cluster.objects import INFERENCE_SERVICE, ObjectReader, ReadError, TooManyObjectsError
 from ..core.selection import SelectionError
 from ..models import InvalidResourceError, from_manifest
+from ..models.object_metadata import metadata_of
 from .commands import UsageError
 from .explain import (
     API_VERSION,
@@ -61,8 +62,8 @@ def named_everywhere(reader: ObjectReader, name: str) -> list[tuple[str, dict[st
         ) from None
     named = []
     for obj in found:
-        meta = obj.get("metadata")
-        if isinstance(meta, dict) and meta.get("name") == name:
+        meta = metadata_of(obj)
+        if meta.get("name") == name:
             named.append((str(meta.get("namespace") or ""), obj))
     if not named:
         raise NoInferenceServiceError(name)

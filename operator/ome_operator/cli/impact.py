@@ -29,6 +29,7 @@ from ..cluster.objects import (
 )
 from ..core.impact import Impact, RuntimeChange, RuntimeKey, runtime_impact, runtime_key, standing
 from ..models import InvalidResourceError, ServingRuntime, from_manifest
+from ..models.object_metadata import metadata_of
 from .commands import UsageError
 from .output_formats import OutputFormat, object_name, parse_output, printed_document
 from .tables import format_table
@@ -93,7 +94,7 @@ def _proposed(paths: Sequence[str], stdin: TextIO, namespace: str) -> list[Servi
                 f"{where}: -f holds the proposed ServingRuntimes and ClusterServingRuntimes, "
                 f"not {kind} (the current state is the cluster, or --state)"
             )
-        meta = dict(obj.get("metadata") or {})
+        meta = dict(metadata_of(obj))
         if kind == "ServingRuntime":
             meta["namespace"] = meta.get("namespace") or namespace
         proposed.append(from_manifest({**obj, "metadata": meta}))

@@ -16,9 +16,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..cluster.applying import with_owner
 from ..cluster.manifests import ManifestError
 from ..core.admission import review_inference_service
+from ..core.event_records import runtime_not_found_told, untold
 from ..core.model_catalog import ModelCatalog
 from ..core.operator_config import (
     CONFIG_MAP_NAME,
@@ -40,6 +40,7 @@ from ..models import (
 )
 from ..models.base import field_path, shown
 from ..models.limits import nesting_problem
+from ..models.object_metadata import labels_of, metadata_of, with_owner
 from ..models.resources import display_name
 from .tables import format_table
 from .yaml_writing import yaml_text
@@ -49,12 +50,6 @@ __all__ = ["MALFORMED", "SUMMARY_HEADERS", "denied", "format_report", "is_ome", 
 API_VERSION = "cli.ome.io/v1alpha1"
 
 
-def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``metadata``, or nothing for an object whose metadata is not a mapping."""
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
 def is_ome(obj: Mapping[str, Any]) -> bool:
     """Whether ``obj`` is an ome.io object (the others are cluster state, or ignored)."""
     return str(obj.get("apiVersion", "")).startswith("ome.io/")
@@ -62,16 +57,11 @@ def is_ome(obj: Mapping[str, Any]) -> bool:
 
 def _is_object(obj: Mapping[str, Any]) -> bool:
     """Whether ``obj`` could be stored: a kind, and metadata with a name (else it is ignored)."""
-    meta = obj.get("metadata")
-    return (
-        isinstance(obj.get("kind"), str)
-        and isinstance(meta, Mapping)
-        and isinstance(meta.get("name"), str)
-    )
+    return isinstance(obj.get("kind"), str) and isinstance(metadata_of(obj).get("name"), str)
 
 
 def _namespace(obj: Mapping[str, Any]) -> str:
-    return _metadata(obj).get("namespace") or "default"
+    return metadata_of(obj).get("namespace") or "default"
 
 
 def _config_data(obj: Mapping[str, Any]) -> Mapping[str, str] | None:
@@ -91,7 +81,7 @@ def _config_data(obj: Mapping[str, Any]) -> Mapping[str, str] | None:
 
 def _config(objects: Sequence[Mapping[str, Any]]) -> OperatorConfig:
     for obj in objects:
-        if obj.get("kind") == "ConfigMap" and _metadata(obj).get("name") == CONFIG_MAP_NAME:
+        if obj.get("kind") == "ConfigMap" and metadata_of(obj).get("name") == CONFIG_MAP_NAME:
             return parse_operator_config(_config_data(obj))
     return OperatorConfig()
 
@@ -100,9 +90,8 @@ def _namespace_labels(state: Sequence[Mapping[str, Any]], namespace: str) -> Map
     """The labels of the Namespace ``namespace`` in the input (none without it): the pod
     policy's exceptions select on them."""
     for obj in state:
-        if obj.get("kind") == "Namespace" and _metadata(obj).get("name") == namespace:
-            labels = _metadata(obj).get("labels")
-            return labels if isinstance(labels, Mapping) else {}
+        if obj.get("kind") == "Namespace" and metadata_of(obj).get("name") == namespace:
+            return labels_of(obj)
     return {}
 
 
@@ -154,7 +143,7 @@ def _item(
     if not verdict.allowed:
         return item
     existing = {
-        (o["kind"], _metadata(o).get("name")): o for o in state if _namespace(o) == namespace
+        (o["kind"], metadata_of(o).get("name")): o for o in state if _namespace(o) == namespace
     }
     snapshot = Snapshot(catalog, models, existing, now=now, config=config, namespace_labels=labels)
     plan = reconcile(isvc, snapshot)
@@ -162,8 +151,10 @@ def _item(
         {
             "objects": _objects(body, plan),
             "status": plan.status or {},
+            # As an operator that remembers nothing tells them: from what the status records.
             "events": [
-                {"type": e.type, "reason": e.reason, "message": e.message} for e in plan.events
+                {"type": e.type, "reason": e.reason, "message": e.message}
+                for e in untold(plan.events, runtime_not_found_told(body.get("status")))
             ],
             "logs": [_log(record) for record in plan.logs],
         }
@@ -286,7 +277,7 @@ MALFORMED = "MalformedResource"
 def _set_aside(obj: Mapping[str, Any], problem: str) -> dict[str, Any]:
     """The operator's Warning event on a runtime, model or AcceleratorClass that does not
     parse, naming the object as an Event's ``involvedObject`` does."""
-    meta = _metadata(obj)
+    meta = metadata_of(obj)
     involved = {"apiVersion": obj["apiVersion"], "kind": obj["kind"]}
     if not obj["kind"].startswith("Cluster") and obj["kind"] != "AcceleratorClass":
         involved["namespace"] = meta.get("namespace") or "default"
@@ -311,7 +302,7 @@ def _admitted(body: Mapping[str, Any], where: str) -> InferenceService | Invalid
 
 
 def _service_key(body: Mapping[str, Any]) -> tuple[str, str]:
-    return (_namespace(body), str(_metadata(body).get("name") or ""))
+    return (_namespace(body), str(metadata_of(body).get("name") or ""))
 
 
 def _denied_item(body: Mapping[str, Any], problem: InvalidResourceError) -> dict[str, Any]:

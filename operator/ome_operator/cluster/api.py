@@ -25,6 +25,7 @@ from typing import Any
 import urllib3
 from kubernetes import client as k8s_client
 
+from ..models.object_metadata import metadata_of
 from .errors import NotFound, TimedOut, Unreachable, status_error
 from .fenced_sends import arm, fence_connections
 from .resources import resource_of
@@ -47,7 +48,7 @@ def object_path(obj: Mapping[str, Any], subresource: str | None = None) -> str:
 
 
 def resource_version(obj: Mapping[str, Any]) -> str | None:
-    return (obj.get("metadata") or {}).get("resourceVersion")
+    return metadata_of(obj).get("resourceVersion")
 
 
 def newer_version(version: str | None, than: str | None) -> bool:

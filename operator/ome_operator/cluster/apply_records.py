@@ -21,6 +21,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..models.object_metadata import annotations_of, metadata_of
+
 __all__ = [
     "ABSENT",
     "FIELD_MANAGER",
@@ -59,7 +61,7 @@ def _ours(entry: Any, operation: str) -> bool:
 def _entries(
     obj: Mapping[str, Any], operation: str, subresource: str | None
 ) -> Iterator[Mapping[str, Any]]:
-    for entry in (obj.get("metadata") or {}).get("managedFields") or []:
+    for entry in metadata_of(obj).get("managedFields") or []:
         if _ours(entry, operation) and (entry.get("subresource") or None) == subresource:
             yield entry
 
@@ -137,7 +139,7 @@ def content(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def has_legacy_record(existing: Mapping[str, Any]) -> bool:
-    return LEGACY_RECORD in ((existing.get("metadata") or {}).get("annotations") or {})
+    return LEGACY_RECORD in annotations_of(existing)
 
 
 def holds_update_entry(existing: Mapping[str, Any], subresource: str | None) -> bool:
@@ -218,7 +220,7 @@ def _kept(fields: Mapping[str, Any], desired: Any) -> dict[str, Any]:
 
 def _recorded_keys(existing: Mapping[str, Any]) -> Mapping[str, Any]:
     """The key tree the previous release recorded on ``existing`` (empty when unreadable)."""
-    text = ((existing.get("metadata") or {}).get("annotations") or {}).get(LEGACY_RECORD)
+    text = annotations_of(existing).get(LEGACY_RECORD)
     try:
         keys = json.loads(text)["keys"] if isinstance(text, str) else {}
     except (ValueError, TypeError, KeyError):
@@ -266,7 +268,7 @@ def takeover_patch(
     previous release's record has and ``desired`` no longer renders are removed, and the record
     itself. None when there is nothing to take over. Each entry is addressed by its place,
     tested first: a patch of entries that moved fails."""
-    managed = (fresh.get("metadata") or {}).get("managedFields") or []
+    managed = metadata_of(fresh).get("managedFields") or []
     applied = {e.get("subresource"): i for i, e in enumerate(managed) if _ours(e, "Apply")}
     operations: list[dict[str, Any]] = []
     removed: list[int] = []

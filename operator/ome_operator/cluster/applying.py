@@ -43,8 +43,6 @@ __all__ = [
     "apply_object",
     "apply_status",
     "is_subset",
-    "owner_reference",
-    "with_owner",
     "write_needed",
 ]
 
@@ -203,26 +201,3 @@ def apply_status(
     if _takes_over(body, "status"):
         _take_over(api, desired, body)
     return api.apply(desired, manager=FIELD_MANAGER, force=True, subresource="status")
-
-
-# -- owners ------------------------------------------------------------------------------------
-
-
-def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
-    meta = owner["metadata"]
-    return {
-        "apiVersion": owner.get("apiVersion", "ome.io/v1beta1"),
-        "kind": owner.get("kind", "InferenceService"),
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def with_owner(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> dict[str, Any]:
-    """``obj`` naming ``owner`` as its controller. Applied, the owner references are a list
-    keyed by uid: the references other managers set stay."""
-    metadata = dict(obj["metadata"])
-    metadata["ownerReferences"] = [owner_reference(owner)]
-    return {**obj, "metadata": metadata}

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..models.object_metadata import metadata_of
 from .api import KubeApi, resource_version
 from .apply_records import FIELD_MANAGER
 from .errors import ApiError, Gone, NotFound, api_error
@@ -177,7 +178,7 @@ class Informer:
             if token:
                 query["continue"] = token
             page = self._api.request("GET", self.path, query=query)
-            meta = page.get("metadata") or {}
+            meta = metadata_of(page)
             version = version or meta.get("resourceVersion") or ""
             for item in page.get("items") or []:
                 # List items may leave out their kind; watch events never do.

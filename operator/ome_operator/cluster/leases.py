@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..models.object_metadata import metadata_of
 from .api import KubeApi
 from .errors import ApiError, Conflict, NotFound
 from .resources import resource_named
@@ -157,7 +158,7 @@ class LeaseElector:
 
     def _write(self, api: KubeApi, lease: Mapping[str, Any], spec: dict[str, Any]) -> bool:
         """Write ``spec`` over the version of ``lease`` read; False when another wrote first."""
-        version = (lease.get("metadata") or {}).get("resourceVersion")
+        version = metadata_of(lease).get("resourceVersion")
         patch = {"metadata": {"resourceVersion": version}, "spec": spec}
         try:
             api.merge_patch(self._ref, patch)

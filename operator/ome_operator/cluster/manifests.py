@@ -36,6 +36,7 @@ from ome_operator.cluster.objects import (
     require_namespace,
     too_many_objects,
 )
+from ome_operator.models.object_metadata import metadata_of
 
 __all__ = [
     "ManifestError",
@@ -141,7 +142,7 @@ class ManifestReader:
             if group != resource.group or manifest["kind"] != resource.kind:
                 continue
             obj = json_tree(manifest)
-            meta = obj["metadata"] = obj.get("metadata") or {}
+            meta = obj["metadata"] = dict(metadata_of(obj))
             if resource.namespaced:
                 meta["namespace"] = meta.get("namespace") or self._default_namespace
             else:

@@ -21,7 +21,7 @@ from ..core.operator_config import (
     StartupConfigError,
     parse_operator_config,
 )
-from .watches import Collection, Key, Watched, object_key
+from .watches import Collection, Key, Listeners, Watched, object_key
 
 __all__ = ["ConfigSource"]
 
@@ -30,7 +30,7 @@ logger = logging.getLogger("ome_operator.config")
 
 class ConfigSource(Collection):
     """Callable returning the current OperatorConfig; a feed of the ConfigMap's watch
-    (``watched``). ``on_change`` is told when a change of the ConfigMap changes the
+    (``watched``). ``changed`` tells its listeners when a change of the ConfigMap changes the
     configuration."""
 
     def __init__(self, api_factory: Callable[[], KubeApi], namespace: str) -> None:
@@ -40,7 +40,7 @@ class ConfigSource(Collection):
         self._config = OperatorConfig()
         #: The ConfigMap as last seen (its metadata at least), for relists.
         self._object: dict[Key, Mapping[str, Any]] = {}
-        self.on_change: Callable[[], None] | None = None
+        self.changed = Listeners()
 
     def load(self) -> OperatorConfig:
         """Read now (at start); StartupConfigError propagates (the manager must not start)."""
@@ -92,8 +92,8 @@ class ConfigSource(Collection):
         except StartupConfigError as exc:  # only fatal at start: the last one is kept
             logger.error(str(exc))
             return
-        if self._take(config) and self.on_change is not None:
-            self.on_change()
+        if self._take(config):
+            self.changed()
 
     def _take(self, config: OperatorConfig) -> bool:
         """Make ``config`` the current one; True when it decides anything differently."""

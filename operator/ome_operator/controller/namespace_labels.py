@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from ..cluster.api import KubeApi
 from ..cluster.errors import ApiError, NotFound
+from ..models.object_metadata import labels_of
 
 __all__ = ["MAX_NAMESPACES", "NamespaceLabels"]
 
@@ -78,5 +79,5 @@ class NamespaceLabels:
                 extra={"namespace": namespace, "error": str(exc)},
             )
             return last
-        labels = (found.get("metadata") or {}).get("labels") or {}
+        labels = labels_of(found)
         return {str(k): str(v) for k, v in labels.items()}

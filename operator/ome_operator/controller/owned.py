@@ -2,15 +2,15 @@
 (docs/architecture.md).
 
 One ``KindCache`` per kind the operator writes, fed on the event loop with the messages of
-``cluster.informing``. Objects labelled ``ome.io/inferenceservice`` are found by their owner;
-PodDisruptionBudgets are watched whether labelled or not and found by name, since a same-named
-budget the operator did not create fails preflight (docs/workloads.md, PodDisruptionBudgets).
-The pods of Deployments and
-LeaderWorkerSets are held too, found by their InferenceService, for why a component does not
-serve (OMENative pods are the InferenceReplica controller's). Every change to a labelled object is
-reported to ``on_change`` (the controller re-queues the owner unless it echoes its own write);
-after a relist, so is whatever changed while the watch was down. The first listing reports
-nothing: every InferenceService is reconciled at start anyway.
+``cluster.informing``, read through the record of the operator's own writes (``write_record``).
+Objects labelled ``ome.io/inferenceservice`` are found by their owner; PodDisruptionBudgets are
+watched whether labelled or not and found by name, since a same-named budget the operator did
+not create fails preflight (docs/workloads.md, PodDisruptionBudgets). The pods of Deployments
+and LeaderWorkerSets are held too, found by their InferenceService, for why a component does not
+serve (OMENative pods are the InferenceReplica controller's). Every change to a labelled object
+is reported to the listeners of its kind (the controllers re-queue the owner unless it echoes
+their own write); after a relist, so is whatever changed while the watch was down. The first
+listing reports nothing: every InferenceService is reconciled at start anyway.
 
 A label says which InferenceService an object is for, never that it is its own: the core
 decides that from the owner reference and the recorded uid (``core.ownership``), and a labelled
@@ -20,15 +20,17 @@ re-queues the InferenceService whose name it takes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..cluster.api import newer_version, resource_version
-from ..cluster.informing import lean
+from ..cluster.api import resource_version
 from ..cluster.resources import resource_named
 from ..core.rendering.metadata import MANAGED_BY, OWNER_LABEL
+from ..models.object_metadata import labels_of
 from .packing import Held, Packed, pack, unpack
 from .watches import Collection, Key, Watched, object_key
+from .write_record import WriteRecord
 
 __all__ = ["OWNER_LABEL", "KindCache", "OwnedObjects", "OwnerChange", "OwnerOf", "labelled_owner"]
 
@@ -41,7 +43,7 @@ OwnerOf = Callable[[Mapping[str, Any]], str | None]
 
 def labelled_owner(obj: Mapping[str, Any]) -> str | None:
     """The InferenceService an object's ``ome.io/inferenceservice`` label names."""
-    return ((obj.get("metadata") or {}).get("labels") or {}).get(OWNER_LABEL)
+    return labels_of(obj).get(OWNER_LABEL)
 
 
 class KindCache(Collection):
@@ -55,9 +57,12 @@ class KindCache(Collection):
         scopes: Iterable[str | None] = (None,),
         *,
         owner: OwnerOf = labelled_owner,
+        record: WriteRecord | None = None,
     ):
         super().__init__()
         self.kind = kind
+        #: What the operator wrote of this kind (shared by every cache and both controllers).
+        self.record = record if record is not None else WriteRecord()
         #: The namespaces (None: all) whose listings make the cache complete.
         self.scopes = frozenset(scopes)
         self._on_change = on_change
@@ -68,37 +73,33 @@ class KindCache(Collection):
         self._by_owner: dict[Key, set[str]] = {}
 
     def named(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The object as the watch shows it, or as a write of the operator's answered since
+        (``write_record``)."""
         held = self._by_name.get((namespace, name))
-        return unpack(held[2]) if held is not None else None
+        cached = unpack(held[2]) if held is not None else None
+        return self.record.current((self.kind, namespace, name), cached)
 
     def owned_by(self, namespace: str, owner: str) -> dict[str, dict[str, Any]]:
-        names = self._by_owner.get((namespace, owner), ())
-        return {name: unpack(self._by_name[namespace, name][2]) for name in sorted(names)}
+        """The objects of ``owner``, as ``named`` reads them, with those created for it that
+        the watch has not shown yet, by name."""
+        found = {
+            obj["metadata"]["name"]: obj for obj in self.record.unseen(self.kind, namespace, owner)
+        }
+        for name in self._by_owner.get((namespace, owner), ()):
+            obj = self.named(namespace, name)
+            if obj is not None:
+                found[name] = obj
+        return dict(sorted(found.items()))
 
     def keys(self) -> list[Key]:
         """(namespace, name) of every object held, sorted."""
         return sorted(self._by_name)
 
-    def wrote(self, obj: Mapping[str, Any]) -> bool:
-        """``obj`` as a patch of this operator's returned it: it replaces the cached version when
-        it is newer, so a pass before the watch catches up does not patch the same thing again;
-        True when it did.
-
-        Only a patch, and only over an older cached version: an object the watch has shown
-        deleted (or not yet shown) stays as the watch says. Versions compare as integers, as
-        etcd-backed servers issue them; any other form is left to the watch.
-        """
-        old = self._by_name.get(object_key(obj))
-        if old is not None and newer_version(resource_version(obj), old[1]):
-            held = {**obj, "metadata": dict(obj.get("metadata") or {})}  # lean leaves obj as it is
-            self._change(lean(held), deleted=False, report=False)
-            return True
-        return False
-
     def _held(self) -> Mapping[Key, Mapping[str, Any]]:
         return Packed(self._by_name, lambda held: held[2])
 
     def _change(self, obj: Mapping[str, Any], *, deleted: bool, report: bool) -> None:
+        self.record.saw(obj, deleted)
         key = object_key(obj)
         namespace, name = key
         former = self._by_name.pop(key, None)
@@ -127,45 +128,36 @@ class OwnedObjects:
     #: The pods held: an InferenceService's, but not OMENative ones.
     POD_SELECTOR = ",".join([OWNER_LABEL, *(f"{k}!={v}" for k, v in MANAGED_BY.items())])
 
-    def __init__(self) -> None:
+    #: Every kind held, in the order a pass reads them.
+    KINDS = (*LABELLED, BUDGETS, PODS)
+
+    def __init__(self, record: WriteRecord | None = None) -> None:
+        #: What the operator wrote (``write_record``): each cache reads through it.
+        self.record = record if record is not None else WriteRecord()
         self.caches = {
-            kind: KindCache(kind, self._report)
-            for kind in (*self.LABELLED, self.BUDGETS, self.PODS)
+            kind: KindCache(kind, functools.partial(self._report, kind), record=self.record)
+            for kind in self.KINDS
         }
-        #: Told of every change to a labelled object (set by the controller).
-        self.on_change: OwnerChange | None = None
-        #: Told of every change to a labelled object of one kind, after ``on_change`` (the
-        #: InferenceReplica controller listens to InferenceReplicas).
+        #: Told of every change to a labelled object of one kind (``listen``).
         self._listeners: dict[str, list[OwnerChange]] = {}
 
     def listen(self, kind: str, listener: OwnerChange) -> None:
+        """Tell ``listener`` of every change to a labelled object of ``kind``."""
         self._listeners.setdefault(kind, []).append(listener)
 
-    def _report(self, namespace: str, owner: str, obj: Mapping[str, Any], deleted: bool) -> None:
-        if self.on_change is not None:
-            self.on_change(namespace, owner, obj, deleted)
-        for listener in self._listeners.get(obj.get("kind", ""), ()):
+    def _report(
+        self, kind: str, namespace: str, owner: str, obj: Mapping[str, Any], deleted: bool
+    ) -> None:
+        for listener in self._listeners.get(kind, ()):
             listener(namespace, owner, obj, deleted)
 
-    def wrote(self, obj: Mapping[str, Any], *, by: OwnerChange | None = None) -> None:
-        """A write's answer into its cache (``KindCache.wrote``). Whoever else is told of changes
-        to its kind is told of this one now: once the cache holds the new version, a relist
-        after a lost watch event would find nothing changed. ``by`` is the writer (a listener),
-        None for the InferenceService controller (``on_change``)."""
-        kind = obj.get("kind", "")
-        cache = self.caches.get(kind)
-        if cache is None or not cache.wrote(obj):
-            return
-        namespace, _ = object_key(obj)
-        owner = labelled_owner(obj)
-        if owner is None:
-            return
-        told = [*self._listeners.get(kind, ())]
-        if by is not None and self.on_change is not None:
-            told = [self.on_change, *told]
-        for listener in told:
-            if listener != by:  # bound methods compare equal, not identical
-                listener(namespace, owner, obj, False)
+    def tell(self, answer: Mapping[str, Any]) -> None:
+        """A write's answer, told to the listeners of its kind now rather than when the watch
+        shows it (each listener knows its own echo: ``write_record``). The InferenceService
+        controller learns of the InferenceReplica status it mirrors at once."""
+        kind, owner = answer.get("kind", ""), labelled_owner(answer)
+        if owner is not None:
+            self._report(kind, object_key(answer)[0], owner, answer, False)
 
     def existing(
         self, namespace: str, isvc: str, budget_names: Iterable[str]
@@ -187,7 +179,7 @@ class OwnedObjects:
         """component -> the pods of ``isvc``'s Deployments and LeaderWorkerSets, by name."""
         found: dict[str, list[dict[str, Any]]] = {}
         for pod in self.caches[self.PODS].owned_by(namespace, isvc).values():
-            component = ((pod.get("metadata") or {}).get("labels") or {}).get("component")
+            component = labels_of(pod).get("component")
             if isinstance(component, str):
                 found.setdefault(component, []).append(pod)
         return {component: tuple(pods) for component, pods in sorted(found.items())}

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cluster.api import KubeApi
-from ..cluster.applying import FIELD_MANAGER, owner_reference
+from ..cluster.applying import FIELD_MANAGER
 from ..core.rendering.instance_pods import SERVING_GATE
+from ..models.object_metadata import metadata_of, owner_reference
 from .writing import now
 
 __all__ = ["adopt", "pod_reference", "set_serving"]
@@ -33,7 +34,7 @@ def set_serving(api: KubeApi, pod: Mapping[str, Any], serving: bool) -> dict[str
 def adopt(api: KubeApi, pod: Mapping[str, Any], replica: Mapping[str, Any]) -> dict[str, Any]:
     """Set ``replica`` as the controller of the orphan ``pod`` (only while it is this very pod:
     its uid is in the apply, and another pod of its name refuses it)."""
-    meta = pod.get("metadata") or {}
+    meta = metadata_of(pod)
     adoption = pod_reference(meta.get("namespace"), meta.get("name"))
     adoption["metadata"] |= {"uid": meta.get("uid"), "ownerReferences": [owner_reference(replica)]}
     return api.apply(adoption, manager=FIELD_MANAGER, force=True)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..models.object_metadata import metadata_of
 from .queue import Backoff
 
 __all__ = ["REFUSAL_BACKOFF", "Refusal", "Refusals"]
@@ -28,7 +29,7 @@ REFUSAL_BACKOFF = Backoff(first=5.0, limit=300.0)
 
 
 def _generation(replica: Mapping[str, Any]) -> int:
-    return (replica.get("metadata") or {}).get("generation") or 0
+    return metadata_of(replica).get("generation") or 0
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,23 @@
-"""The InferenceService controller: workers that reconcile queued keys and apply the plans.
+"""The InferenceService controller, an instance of the controller runtime (``runtime``).
 
-Its own watches (``watches``) keep its caches current and queue keys: an InferenceService
-change queues it, a runtime change the InferenceServices whose pass it can change
-(``core.requeue``), a change to a written object its owner. Each pass reads a snapshot, asks the
-pure core for a plan, then writes through the API in a worker thread (``writing``): objects in
-plan order, deletions, events, then the status. Failures come back with exponential backoff;
-parked passes wait for a watched change. A pass that cannot complete for a reason the author
-can fix says so on the InferenceService (``ReconcileFailed``; docs/reference/status-and-events.md).
+Its declaration (``Controller.declaration``) says what it watches and what each change
+re-queues: an InferenceService change itself, a change to an object it owns its owner (unless
+it echoes the controller's own write: ``write_record``), a runtime change the InferenceServices
+whose pass it can change (``core.requeue``), a configuration change every InferenceService.
+Each pass reads a snapshot, asks the pure core for a plan, then writes through the API in a
+worker thread (``writing``): objects in plan order, deletions, events, then the status.
+Failures come back with exponential backoff; parked passes wait for a watched change. A pass
+that cannot complete for a reason the author can fix says so on the InferenceService
+(``ReconcileFailed``; docs/reference/status-and-events.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,15 +31,25 @@ from ..core.reconciling import Event, Outcome, ReconcilePlan, Snapshot, reconcil
 from ..core.requeue import decision_inputs_changed, needs_pass
 from ..metrics import Metrics
 from ..models import InferenceService, InvalidResourceError, ServingRuntime, from_manifest
+from ..models.object_metadata import Key, identity_of
 from .configuring import ConfigSource
 from .queue import Backoff, WorkQueue
 from .replicas import ReplicaController
+from .runtime import (
+    DONE,
+    DRAIN_SECONDS,
+    RETRY,
+    ControllerRuntime,
+    ControllerSpec,
+    OwnerGoing,
+    Result,
+    Trigger,
+)
 from .runtime_changes import subjects
 from .snapshot import Caches, snapshot_for
 from .store import InferenceServiceStore
-from .watches import InferenceServiceFeed, Key, Watched, Watches
-from .workers import DRAIN_SECONDS, Workers
-from .writing import OwnerGoing, PlanWriter, StatusTargetGone, identity_of, now
+from .watches import InferenceServiceFeed, Watched, Watches
+from .writing import BY, PlanWriter, StatusTargetGone, now
 
 __all__ = ["MALFORMED", "Controller"]
 
@@ -57,23 +70,54 @@ class Controller:
     lws_installed: bool = True
     workers: int = 4
     store: InferenceServiceStore = field(default_factory=InferenceServiceStore)
-    _queue: WorkQueue | None = None
-    #: The worker tasks, from start() on.
-    passes: Workers | None = None
     #: Makes the client of each informer (a connection of its own), for start().
     watch_api: Callable[[], KubeApi] | None = None
     #: The InferenceReplica controller beside it (OMENative Instances), started and stopped
     #: with it; it reads the InferenceReplicas of this controller's cache.
     replicas: ReplicaController | None = None
-    #: Namespaces the API server answered NamespaceTerminating for: their InferenceServices are
-    #: not reconciled again (their deletion events follow); forgotten with the last of them.
-    _terminating: set[str] = field(default_factory=set)
-    _loop: asyncio.AbstractEventLoop | None = None
-    #: The API factory and namespaces start() was given, for start_working().
-    _started: tuple[Callable[[], KubeApi], tuple[str | None, ...]] | None = None
     #: A namespace's labels, for the pod policy's exceptions (``namespace_labels``; None: no
     #: labels, the policy at its strictest); shared with the webhook.
     namespace_labels: Callable[[str], Mapping[str, str]] | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+    #: The API factory and namespaces start() was given, for start_working().
+    _started: tuple[Callable[[], KubeApi], tuple[str | None, ...]] | None = None
+
+    def __post_init__(self) -> None:
+        self.writer = PlanWriter(self.api_factory, self.caches.objects.record, self._requeue_soon)
+        for source in self.caches.sources:
+            source.malformed.subscribe(self.set_aside)
+        self.runtime = ControllerRuntime(
+            self.declaration(),
+            self.reconcile,
+            logger=logger,
+            backoff=self.backoff,
+            metrics=self.metrics,
+        )
+
+    def declaration(self) -> ControllerSpec:
+        """What this controller is for, what it owns and what else it watches, with the keys
+        each change re-queues."""
+        caches, config = self.caches, self.config_source
+        owned = caches.objects
+        watched = [
+            Trigger(index.kind, index.changed.subscribe, self._runtime_keys)
+            for index in (caches.serving_runtimes, caches.cluster_serving_runtimes)
+        ]
+        if isinstance(config, ConfigSource):
+            # Every pass reads the configuration: a change that decides differently re-queues
+            # every InferenceService.
+            watched.append(Trigger("ConfigMap", config.changed.subscribe, self._every_key))
+        return ControllerSpec(
+            kind="InferenceService",
+            key_field="inferenceService",
+            read=self._read,
+            keys=lambda: list(self.store),
+            owns=tuple(
+                Trigger(kind, functools.partial(owned.listen, kind), self._owner_key)
+                for kind in owned.KINDS
+            ),
+            watches=tuple(watched),
+        )
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -84,15 +128,18 @@ class Controller:
 
     @property
     def queue(self) -> WorkQueue:
-        if self._queue is None:
-            self._queue = WorkQueue(self.backoff, name="inferenceservice", metrics=self.metrics)
-        return self._queue
+        return self.runtime.queue
+
+    def _read(self, key: Key) -> dict[str, Any] | None:
+        """The InferenceService as the watch shows it, or as its status write answered since."""
+        return self.caches.objects.record.current(("InferenceService", *key), self.store.get(key))
 
     def seen(self, key: Key, body: Mapping[str, Any]) -> None:
         """The watch shows an InferenceService as it now is: decide again unless only its
         status or bookkeeping moved."""
+        self.caches.objects.record.saw(body, False)
         if self.store.seen(key, body):
-            self._enqueue(key)
+            self.runtime.enqueue(key)
 
     def gone(self, key: Key) -> None:
         """The watch shows an InferenceService deleted: forget everything about it."""
@@ -100,23 +147,19 @@ class Controller:
         self.writer.forget(key)
         self.metrics.track_modes(key, ())
         self.metrics.track_unresolved(key, False)
-        self.queue.forget(key)
-        if key[0] in self._terminating and not self.store.holds_namespace(key[0]):
-            self._terminating.discard(key[0])
+        self.runtime.gone(key)
 
     def requeue(self, namespace: str | None = None) -> None:
         """Re-queue every InferenceService of ``namespace`` (None: of every namespace)."""
-        for key in sorted(self.store):
-            if namespace is None or key[0] == namespace:
-                self._enqueue(key)
+        self.runtime.requeue_all(namespace)
 
-    def runtime_changed(
-        self,
-        obj: Mapping[str, Any],
-        before: ServingRuntime | None,
-        after: ServingRuntime | None,
-    ) -> None:
-        """A runtime changed: re-queue the InferenceServices whose pass it can change
+    def _every_key(self) -> list[Key]:
+        return sorted(self.store)
+
+    def _runtime_keys(
+        self, obj: Mapping[str, Any], before: ServingRuntime | None, after: ServingRuntime | None
+    ) -> Iterator[Key]:
+        """A runtime changed: the InferenceServices whose pass it can change
         (``core.requeue``), in key order; none when nothing a pass reads changed."""
         if not decision_inputs_changed(before, after):
             return
@@ -127,43 +170,23 @@ class Controller:
 
         for isvc, snapshot in subjects(self.store, self.caches, in_scope):
             if needs_pass(isvc, snapshot, before, after):
-                self._enqueue((isvc.namespace, isvc.name))
+                yield isvc.namespace, isvc.name
 
-    def requeue_owner(self, namespace: str, isvc: str | None) -> None:
-        if isvc and (namespace, isvc) in self.store:
-            self._enqueue((namespace, isvc))
+    def _owner_key(
+        self, namespace: str, isvc: str, obj: Mapping[str, Any], deleted: bool = False
+    ) -> list[Key]:
+        """An owned object changed: its owner, unless the event only echoes a write of this
+        controller (whose answer may not have reached the worker yet)."""
+        if self.caches.objects.record.is_echo(obj, BY, deleted):
+            return []
+        return [(namespace, isvc)] if (namespace, isvc) in self.store else []
 
-    def _enqueue(self, key: Key) -> None:
-        """Queue a pass; a follower (started without workers) queues nothing: once elected, it
-        queues every InferenceService (``start_working``)."""
-        following = self._started is not None and self.passes is None
-        if not following:
-            self.queue.add(key)
-
-    def owned_changed(
-        self, namespace: str, isvc: str | None, obj: Mapping[str, Any], deleted: bool = False
-    ) -> None:
-        """An owned object changed: re-queue its owner, unless the event only echoes a write
-        of this controller (whose answer may not have reached the worker yet)."""
-        if deleted and isvc:
-            self.writer.saw_deleted((namespace, isvc), obj)
-        if not self.writer.echoes.is_echo(obj, deleted):
-            self.requeue_owner(namespace, isvc)
+    def _requeue_soon(self, key: Key) -> None:
+        """A pass for ``key``, from a worker thread."""
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self.runtime.enqueue, key)
 
     # -- running -----------------------------------------------------------------------------
-
-    def __post_init__(self) -> None:
-        self.writer = PlanWriter(self.api_factory, self.caches.objects, self.requeue_owner)
-        caches = self.caches
-        caches.objects.on_change = self.owned_changed
-        caches.serving_runtimes.on_change = self.runtime_changed
-        caches.cluster_serving_runtimes.on_change = self.runtime_changed
-        for source in caches.sources:
-            source.on_malformed = self.set_aside
-        if isinstance(self.config_source, ConfigSource):
-            # Every pass reads the configuration: a change that decides differently re-queues
-            # every InferenceService.
-            self.config_source.on_change = self.requeue
 
     def start(
         self,
@@ -172,9 +195,11 @@ class Controller:
         *,
         work: bool = True,
     ) -> None:
-        """Start the watches, and with ``work`` the workers (``start_working``). Once only."""
-        self._loop = self.writer.loop = asyncio.get_running_loop()
+        """Start the watches, and with ``work`` the workers (``start_working``); without, a
+        follower queues nothing. Once only."""
+        self._loop = asyncio.get_running_loop()
         self._started = (api_factory, namespaces)
+        self.runtime.following = not work
         isvcs = InferenceServiceFeed(lambda: self.store.bodies, self.seen, self.gone)
         config = self.config_source
         self.watches.start(
@@ -193,29 +218,20 @@ class Controller:
 
     def start_working(self) -> None:
         """Start the workers and the InferenceReplica controller (a leader does, once elected);
-        they take keys once every watch has listed. Once only."""
+        once every watch has listed, every InferenceService gets a pass. Once only."""
         if self._started is None:
             raise RuntimeError("start() the watches before the workers")
         api_factory, namespaces = self._started
-        if self.passes is None:
-            self.passes = Workers(
-                self.queue,
-                lambda key: self.process(key),  # looked up per pass
-                what="InferenceService",
-                fields=lambda key: {"namespace": key[0], "inferenceService": key[1]},
-                logger=logger,
-            )
-            self.passes.start(self.workers, self.watches.synced)
-            self.requeue()  # elected late: everything the watches hold gets a pass
+        self.runtime.work(self.workers, self.watches.synced)
         if self.replicas is not None:
             self.replicas.start(api_factory, namespaces, self.watches.synced)
 
     async def stop(self, drain: float = DRAIN_SECONDS) -> None:
         """Let the passes under way (of both controllers, side by side) finish for up to
         ``drain`` seconds, then stop watching."""
-        stopping = [] if self.replicas is None else [self.replicas.stop(drain)]
-        if self.passes is not None:
-            stopping.append(self.passes.stop(drain))
+        stopping = [self.runtime.stop(drain)]
+        if self.replicas is not None:
+            stopping.append(self.replicas.stop(drain))
         await asyncio.gather(*stopping)
         await self.watches.stop()
 
@@ -231,79 +247,62 @@ class Controller:
             event = Event("Warning", MALFORMED, f"{problem}; it is ignored until it changes")
             self._loop.run_in_executor(None, self.writer.post_about, obj, event)
 
-    async def process(self, key: Key) -> bool:
-        """Reconcile one InferenceService; True when it must be retried with backoff."""
-        body = self.store.get(key)
-        if body is None or key[0] in self._terminating:
-            return False
-        started = time.monotonic()
-        if (body.get("metadata") or {}).get("deletionTimestamp"):
-            return False  # the garbage collector's now, parsed or not (as the core decides)
+    async def process(self, key: Key) -> Result:
+        """One pass over an InferenceService, as the runtime's workers run it."""
+        return await self.runtime.process(key)
+
+    async def reconcile(self, key: Key, body: Mapping[str, Any]) -> Result:
+        """Reconcile one InferenceService (the runtime's reconciler)."""
+        started, outcome = time.monotonic(), Outcome.ERROR
         try:
-            isvc = from_manifest(body)
-        except InvalidResourceError as exc:
-            # Nothing can be decided for it until it changes (its change re-queues it).
-            logger.error(
-                "Invalid InferenceService",
-                extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
-            )
-            written = await asyncio.to_thread(self._report_failure, key, body, str(exc))
-            self.store.wrote_status(key, body, written)
-            self.metrics.record_reconcile(Outcome.PARKED, time.monotonic() - started)
-            return False
-        snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=now())
-        plan, outcome, written = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
-        self.store.wrote_status(key, body, written)
-        self._record(key, plan)
-        self.metrics.record_reconcile(outcome, time.monotonic() - started)
-        return outcome is Outcome.ERROR
+            try:
+                isvc = from_manifest(body)
+            except InvalidResourceError as exc:
+                # Nothing can be decided for it until it changes (its change re-queues it).
+                logger.error(
+                    "Invalid InferenceService",
+                    extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
+                )
+                await asyncio.to_thread(self._report_failure, key, body, str(exc))
+                outcome = Outcome.PARKED
+                return DONE
+            snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=now())
+            plan, outcome, result = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
+            self._record(key, plan)
+            return result
+        except (OwnerGoing, NamespaceTerminating):
+            outcome = Outcome.PARKED
+            raise
+        finally:
+            self.metrics.record_reconcile(outcome, time.monotonic() - started)
 
     def _pass(
         self, key: Key, body: Mapping[str, Any], isvc: InferenceService, snapshot: Snapshot
-    ) -> tuple[ReconcilePlan, Outcome, dict[str, Any] | None]:
-        """Decide and write, in a worker thread (the config read and writes block); also returns
-        the InferenceService as the status write left it (None: no status written)."""
+    ) -> tuple[ReconcilePlan, Outcome, Result]:
+        """Decide and write, in a worker thread (the config read and writes block)."""
         # The configuration is read here, off the event loop: it may be re-read from the API.
         labels = self.namespace_labels(isvc.namespace) if self.namespace_labels else {}
         plan = reconcile(
             isvc, replace(snapshot, config=self.config_source(), namespace_labels=labels)
         )
         try:
-            written = self.writer.write(key, body, snapshot.existing, plan)
-        except OwnerGoing:
-            logger.info(
-                "InferenceService is being deleted; its objects are not adopted",
-                extra={"namespace": key[0], "inferenceService": key[1]},
-            )
-            return plan, Outcome.PARKED, None
+            self.writer.write(key, body, snapshot.existing, plan)
         except StatusTargetGone:
             logger.info(
                 "InferenceService was deleted; its status is not written",
                 extra={"namespace": key[0], "inferenceService": key[1]},
             )
-            return plan, Outcome.PARKED, None
-        except NotLeading:
-            # The Lease is no longer held with margin (the process is stopping): no write was
-            # sent, and the next leader's pass does this one. Leadership logged the loss.
-            return plan, Outcome.ERROR, None
+            return plan, Outcome.PARKED, DONE
         except NameConflict as conflict:
             # Someone else's object, not watched (unlabelled): told once, looked at again
             # slowly (its removal re-queues nothing), and at once when the InferenceService
             # changes; never written (docs/troubleshooting.md, "NameConflict").
             record = conflict.log_record(key[0])
             logger.error(record.message, extra=dict(record.fields))
-            assert self._loop is not None
-            delay = self.writer.taken.recheck_in(key)
-            self._loop.call_soon_threadsafe(self.queue.add_after, key, delay)
-            return plan, Outcome.PARKED, self._report_conflict(key, body, conflict)
-        except NamespaceTerminating:
-            # Its InferenceServices go with it: their deletion events end this, not a retry.
-            self._terminating.add(key[0])
-            logger.info(
-                "Namespace is being deleted; InferenceService not reconciled",
-                extra={"namespace": key[0], "inferenceService": key[1]},
-            )
-            return plan, Outcome.PARKED, None
+            self._report(self.writer.report_conflict, key, body, conflict)
+            return plan, Outcome.PARKED, Result(after=self.writer.taken.recheck_in(key))
+        except (NotLeading, NamespaceTerminating, OwnerGoing):
+            raise  # the runtime's rules
         except AlreadyExists as exc:
             # A name taken by an object the watch has not delivered yet: by the retry (with
             # backoff) the cache holds it, or it is someone else's (``NameConflict``).
@@ -311,7 +310,7 @@ class Controller:
                 "Object exists but is not in the watch cache yet; retrying",
                 extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
             )
-            return plan, Outcome.ERROR, None
+            return plan, Outcome.ERROR, RETRY
         except ApiError as exc:
             logger.error(
                 "Failed to write InferenceService workloads",
@@ -324,43 +323,27 @@ class Controller:
             )
             # A refusal (a bad field, a value out of range, an object too large, no permission)
             # is no passing failure: the InferenceService is told (``ReconcileFailed``).
-            refused = isinstance(exc, Refused)
-            return (
-                plan,
-                Outcome.ERROR,
-                self._report_failure(key, body, str(exc)) if refused else None,
-            )
-        return plan, plan.outcome, written
+            if isinstance(exc, Refused):
+                self._report_failure(key, body, str(exc))
+            return plan, Outcome.ERROR, RETRY
+        return plan, plan.outcome, RETRY if plan.outcome is Outcome.ERROR else DONE
 
-    def _report_conflict(
-        self, key: Key, body: Mapping[str, Any], conflict: NameConflict
-    ) -> dict[str, Any] | None:
-        """Tell the InferenceService's author whose name is taken (``NameConflict``); the
-        object as the status write left it (None: nothing written)."""
+    def _report_failure(self, key: Key, body: Mapping[str, Any], message: str) -> None:
+        """Tell the InferenceService's author why no pass completes (``ReconcileFailed``)."""
+        self._report(self.writer.report_failure, key, body, message)
+
+    def _report(self, report: Callable[..., Any], key: Key, *args: Any) -> None:
+        """Report through the status and an event; a failure is logged (the next pass, or the
+        recheck, tries again)."""
         try:
-            return self.writer.report_conflict(key, body, conflict)
-        except ApiError as exc:  # the recheck tries again
+            report(key, *args)
+        except NamespaceTerminating:
+            self.runtime.namespace_terminating(key[0])  # its deletion events end this
+        except ApiError as exc:
             logger.warning(
                 "Failed to report a failed reconcile",
                 extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
             )
-            return None
-
-    def _report_failure(
-        self, key: Key, body: Mapping[str, Any], message: str
-    ) -> dict[str, Any] | None:
-        """Tell the InferenceService's author why no pass completes (``ReconcileFailed``);
-        the object as the status write left it (None: nothing written)."""
-        try:
-            return self.writer.report_failure(key, body, message)
-        except ApiError as exc:  # the next pass tries again
-            if isinstance(exc, NamespaceTerminating):
-                self._terminating.add(key[0])  # its deletion events end this
-            logger.warning(
-                "Failed to report a failed reconcile",
-                extra={"namespace": key[0], "inferenceService": key[1], "error": str(exc)},
-            )
-            return None
 
     # -- metrics -------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from ..core.reconciling import Snapshot
 from ..core.rendering.naming import component_name
 from ..core.selection import RuntimeCatalog
 from ..models import COMPONENTS, InferenceService
+from ..models.object_metadata import metadata_of
 from .owned import OwnedObjects
 from .sources import SourceIndex
 from .watches import Watched, object_key
@@ -25,7 +26,7 @@ __all__ = ["Caches", "snapshot_for"]
 
 
 def _namespace(obj: Mapping[str, Any]) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or ""
+    return metadata_of(obj).get("namespace") or ""
 
 
 def _cluster(obj: Mapping[str, Any]) -> None:
@@ -33,7 +34,7 @@ def _cluster(obj: Mapping[str, Any]) -> None:
 
 
 def _name(obj: Mapping[str, Any]) -> str:
-    return (obj.get("metadata") or {}).get("name") or ""
+    return metadata_of(obj).get("name") or ""
 
 
 @dataclass

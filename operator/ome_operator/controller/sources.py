@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..models import InvalidResourceError, from_manifest
-from .watches import Collection, object_key
+from ..models.object_metadata import metadata_of
+from .watches import Collection, Listeners, object_key
 
 __all__ = ["SourceIndex", "parsed"]
 
@@ -33,9 +34,10 @@ class SourceIndex(Collection, Mapping[Any, tuple[Any, ...]]):
     """One kind's parsed objects: key -> the values under it, in name order.
 
     ``key`` maps an object to its lookup key; ``value`` parses it (raising
-    InvalidResourceError for a malformed one). ``on_change`` hears every change after the first
-    listing, once the index shows it: the object, and the values before and after it (None:
-    absent, deleted or set aside). None: nobody listens.
+    InvalidResourceError for a malformed one). ``changed`` tells its listeners of every change
+    after the first listing, once the index shows it: the object, and the values before and
+    after it (None: absent, deleted or set aside); ``malformed`` of every version set aside,
+    with why.
     """
 
     def __init__(
@@ -49,8 +51,11 @@ class SourceIndex(Collection, Mapping[Any, tuple[Any, ...]]):
     ) -> None:
         super().__init__()
         self.kind = kind
-        self.on_change = on_change
-        self.on_malformed = on_malformed
+        self.changed = Listeners()
+        self.malformed = Listeners()
+        for listeners, listener in ((self.changed, on_change), (self.malformed, on_malformed)):
+            if listener is not None:
+                listeners.subscribe(listener)
         self._key = key
         self._value = value
         #: (namespace, name) -> (key, value or None when set aside, its metadata)
@@ -95,19 +100,18 @@ class SourceIndex(Collection, Mapping[Any, tuple[Any, ...]]):
         value = None
         if not deleted:
             key, value = self._key(obj), self._parse(obj)
-            self._entries[name] = (key, value, {"metadata": obj.get("metadata") or {}})
+            self._entries[name] = (key, value, {"metadata": metadata_of(obj)})
             if value is not None:
                 self._grouped.setdefault(key, {})[name[1]] = value
                 self._moved(key)
-        if report and self.on_change is not None:
-            self.on_change(obj, old[1] if old is not None else None, value)
+        if report:
+            self.changed(obj, old[1] if old is not None else None, value)
 
     def _parse(self, obj: Mapping[str, Any]) -> Any:
         try:
             return self._value(obj)
         except InvalidResourceError as exc:
-            if self.on_malformed is not None:
-                self.on_malformed(obj, str(exc))
+            self.malformed(obj, str(exc))
             return None
 
     def _remove(self, key: Any, name: str) -> None:

@@ -1,8 +1,7 @@
 """The InferenceServices as the watch shows them: the one writer of these bodies.
 
-The watch feed is the source; the only other write is the status echo, the status a pass
-wrote while the watch has not delivered it yet, so that a pass before it does sees the new
-status (no second write, no repeated event) and a spec change in between still arrives as one.
+The watch feed is the only writer: a status a pass wrote that the watch has not delivered yet
+is read from the record of the operator's writes (``write_record``), not kept here.
 
 Each body is held packed (``packing``), with a digest of what a pass depends on and the part its
 model and runtime resolution reads (``core.resolving.resolution_manifest``), parsed whenever
@@ -17,10 +16,10 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from ..cluster.api import newer_version, resource_version
-from ..cluster.informing import lean
+from ..cluster.api import resource_version
 from ..core.resolving import resolution_manifest
 from ..models import InferenceService, InvalidResourceError, from_manifest
+from ..models.object_metadata import metadata_of
 from .packing import Held, Packed, pack, unpack
 from .watches import Key
 
@@ -33,7 +32,7 @@ def _essence(body: Mapping[str, Any]) -> bytes:
     """A digest of what a reconcile depends on: everything but status and bookkeeping
     metadata. The API server writes an object's keys in a fixed order, so the same content
     digests alike (a reordering would cost one pass that writes nothing)."""
-    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _VOLATILE}
+    meta = {k: v for k, v in metadata_of(body).items() if k not in _VOLATILE}
     essence = {**{k: v for k, v in body.items() if k != "status"}, "metadata": meta}
     packed = pack(essence)
     if not isinstance(packed, bytes):  # too deep to pickle (malformed): walked with a loop
@@ -149,26 +148,3 @@ class InferenceServiceStore:
 
     def holds_namespace(self, namespace: str) -> bool:
         return any(key[0] == namespace for key in self._held)
-
-    def wrote_status(
-        self, key: Key, read: Mapping[str, Any], written: Mapping[str, Any] | None
-    ) -> None:
-        """A pass that read ``read`` wrote a status (``written``: the object the write
-        returned; None: nothing written): keep that status until the watch shows a newer
-        version. The watch may have shown a version between the read and the write (a label
-        change): the written object is newer than that one too, and its status is the one
-        that stands."""
-        known = self._held.get(key)
-        if written is None or known is None:
-            return
-        held = known.version
-        if held == resource_version(read) or newer_version(resource_version(written), held):
-            body = unpack(known.body)
-            # The apply record of the status changed with it (``cluster.apply_records``).
-            written_meta = lean({"metadata": dict(written.get("metadata") or {})})["metadata"]
-            metadata = {
-                k: v for k, v in (body.get("metadata") or {}).items() if k != "managedFields"
-            }
-            if "managedFields" in written_meta:
-                metadata["managedFields"] = written_meta["managedFields"]
-            self._keep(key, {**body, "metadata": metadata, "status": written.get("status") or {}})

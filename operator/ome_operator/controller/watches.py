@@ -18,12 +18,14 @@ from typing import Any, Protocol
 from ..cluster.api import KubeApi, resource_version
 from ..cluster.informing import Informer, Message, Relisted
 from ..cluster.resources import Resource
+from ..models.object_metadata import Key, object_key
 
 __all__ = [
     "Collection",
     "Feed",
     "InferenceServiceFeed",
     "Key",
+    "Listeners",
     "Watched",
     "Watches",
     "object_key",
@@ -53,13 +55,18 @@ class Watched:
     namespace: str | None = None
 
 
-Key = tuple[str, str]
+class Listeners:
+    """Who is told of a feed's changes: each listener, in the order it subscribed."""
 
+    def __init__(self) -> None:
+        self._told: list[Callable[..., None]] = []
 
-def object_key(obj: Mapping[str, Any]) -> Key:
-    """(namespace, name) of an object; a cluster-scoped object's namespace is ``""``."""
-    meta = obj.get("metadata") or {}
-    return meta.get("namespace") or "", meta.get("name") or ""
+    def subscribe(self, listener: Callable[..., None]) -> None:
+        self._told.append(listener)
+
+    def __call__(self, *change: Any) -> None:
+        for listener in self._told:
+            listener(*change)
 
 
 class Collection:

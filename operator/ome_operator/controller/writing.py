@@ -1,147 +1,57 @@
 """Carrying out a reconcile plan through the API, in a worker thread (docs/architecture.md).
 
 ``PlanWriter`` writes a plan's objects in order (applying only what differs: ``applying``),
-its deletions,
-its events (an identical decision of one generation once; ``RuntimeNotFound`` once per decision
-until the status that records it is written), then its status (only when it changed).
-``Echoes`` remembers the versions it wrote, so that the watch event echoing one of its own
-writes re-queues nothing, while any other change does. Before it adopts an object that lacks
-the InferenceService's owner reference (one the core found its own: ``core.ownership``) it
-reads the InferenceService itself (``OwnerGoing`` when it is being deleted). A create whose
-name stays taken by an object the watches do not show ends the pass with ``NameConflict``
-(``name_conflicts``).
+its deletions, its events, then its status (only when it changed). Every answer goes to the
+record of the operator's writes (``write_record``): a pass before the watch catches up reads
+it, and the watch event echoing it re-queues nothing, while any other change does. Events are
+decided from the controller's own record too: an identical decision of one generation is posted
+once, and ``RuntimeNotFound`` once per message while its condition stays (what was told is
+remembered, not read back from the status). Before it adopts an object that lacks the
+InferenceService's owner reference (one the core found its own: ``core.ownership``), and before
+it creates again what the watch showed deleted, it reads the InferenceService itself
+(``runtime.OwnerGoing`` when it is being deleted). A create whose name stays taken by an object
+the watches do not show ends the pass with ``NameConflict`` (``name_conflicts``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..cluster.api import KubeApi
-from ..cluster.applying import apply_object, apply_status, with_owner
+from ..cluster.applying import apply_object, apply_status
 from ..cluster.errors import AlreadyExists, ApiError, NotFound
 from ..cluster.leases import NotLeading
 from ..core.conditions import RECONCILE_FAILED, failed_status
-from ..core.ownership import NameConflict, controller_reference, name_conflict_told
+from ..core.event_records import RUNTIME_NOT_FOUND, runtime_not_found_told
+from ..core.ownership import NameConflict, name_conflict_told
 from ..core.plans import Event, LogRecord, ReconcilePlan
 from ..core.rendering.events import event_about, once_name
+from ..models.object_metadata import Key, controlled_by, identity_of, with_owner
 from .name_conflicts import TakenNames
-from .owned import OwnedObjects
 from .packing import compact, expand
-from .watches import Key
+from .runtime import recheck_owner
+from .write_record import WriteRecord
 
-__all__ = [
-    "Echoes",
-    "OwnerGoing",
-    "PlanWriter",
-    "StatusTargetGone",
-    "gone_or_going",
-    "identity_of",
-    "now",
-    "recheck_owner",
-]
+__all__ = ["BY", "PlanWriter", "StatusTargetGone", "now"]
 
 logger = logging.getLogger("ome_operator.controller")
 
-Identity = tuple[Any, Any, Any]
-_UNSEEN = object()
-#: Objects whose last taken-back fields are remembered (so each is logged once).
-_TOOK_BACK_HELD = 4096
-#: The event the core posts with every transition of ``RuntimeReady`` to False
-#: (docs/reference/status-and-events.md, Events).
-_NOT_FOUND = "RuntimeNotFound"
-
-
-def identity_of(obj: Mapping[str, Any]) -> tuple[Identity, Any]:
-    """(kind, namespace, name) of an object, and its resourceVersion."""
-    meta = obj.get("metadata") or {}
-    return (obj.get("kind"), meta.get("namespace"), meta.get("name")), meta.get("resourceVersion")
+#: Who the InferenceService controller's writes are by, in the record.
+BY = "inferenceservice"
+_UNKNOWN = object()
 
 
 def now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class OwnerGoing(Exception):
-    """The owner is gone or being deleted, though the watch has not said so yet."""
-
-
 class StatusTargetGone(Exception):
     """The InferenceService was deleted after the pass read it: its status write found none
     (its deletion event ends its work)."""
-
-
-def _controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
-    ref = controller_reference(obj)
-    return ref is not None and ref.get("uid") == (owner.get("metadata") or {}).get("uid")
-
-
-def gone_or_going(found: Mapping[str, Any] | None, uid: Any) -> bool:
-    """Whether the owner of ``uid``, as ``found`` (None: not there), is gone, replaced by
-    another of its name, or being deleted."""
-    meta = (found or {}).get("metadata") or {}
-    return meta.get("uid") != uid or bool(meta.get("deletionTimestamp"))
-
-
-def recheck_owner(api: KubeApi, owner: Mapping[str, Any]) -> None:
-    """Before adopting an object (it lacks our owner reference), read the owner (an
-    InferenceService, an InferenceReplica) itself, not the cache: the garbage collector removes
-    owner references of an owner being deleted with ``--cascade=orphan``, and its watch event
-    may come before the owner's; an adoption then would have the collector delete what it just
-    orphaned. As client-go's ``RecheckDeletionTimestamp`` does."""
-    try:
-        fresh = api.get(owner)
-    except NotFound:
-        raise OwnerGoing() from None
-    if gone_or_going(fresh, (owner.get("metadata") or {}).get("uid")):
-        raise OwnerGoing()
-
-
-class Echoes:
-    """The versions of this controller's own writes, and the watch events seen while one is
-    under way (its answer may come after its echo). Thread-safe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        #: identity -> resourceVersion of the object as this controller last wrote it
-        self._written: dict[Identity, Any] = {}
-        #: objects being written now, and the versions their watch events showed meanwhile
-        self._writing: set[Identity] = set()
-        self._unconfirmed: dict[Identity, Any] = {}
-
-    def is_echo(self, obj: Mapping[str, Any], deleted: bool) -> bool:
-        """Whether a watch event of ``obj`` only echoes a write of this controller (an event
-        seen during a write is decided when the write's answer comes: ``finished``)."""
-        identity, version = identity_of(obj)
-        with self._lock:
-            if deleted:
-                self._written.pop(identity, None)  # nothing left to echo
-                return False
-            if version is not None and self._written.get(identity) == version:
-                return True
-            if identity in self._writing:
-                self._unconfirmed[identity] = version
-                return True
-        return False
-
-    def started(self, identity: Identity) -> None:
-        with self._lock:
-            self._writing.add(identity)
-
-    def finished(self, identity: Identity, version: Any) -> bool:
-        """The write of ``identity`` answered ``version`` (None: it failed); True when a
-        change by someone else was seen meanwhile."""
-        with self._lock:
-            self._writing.discard(identity)
-            if version is not None:
-                self._written[identity] = version
-            seen = self._unconfirmed.pop(identity, _UNSEEN)
-        return seen is not _UNSEEN and (version is None or seen != version)
 
 
 class PlanWriter:
@@ -150,50 +60,37 @@ class PlanWriter:
     def __init__(
         self,
         api_factory: Callable[[], KubeApi],
-        objects: OwnedObjects,
-        requeue_owner: Callable[[str, str], None],
+        record: WriteRecord,
+        requeue: Callable[[Key], None] = lambda key: None,
     ) -> None:
-        self.echoes = Echoes()
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.record = record
+        #: Told when a write found its object changed by someone else meanwhile: a pass for
+        #: that InferenceService (called from the worker thread).
+        self._requeue = requeue
         self._api_factory = api_factory
         self._api: KubeApi | None = None
-        self._objects = objects
-        self._requeue_owner = requeue_owner
         #: Per InferenceService, the generation its posted events were decided at, and their
         #: (reason, message): an identical decision of one generation is posted once.
         self.posted: dict[Key, tuple[Any, set[tuple[str, str]]]] = {}
+        #: Per InferenceService, the RuntimeNotFound message last told while its condition
+        #: stands (None: none), from its status when first seen.
+        self.not_found: dict[Key, str | None] = {}
         #: Per InferenceService, a digest of the info records its last pass logged.
         self._logged: dict[Key, int] = {}
         #: Names its creates found taken by objects the watches do not show.
         self.taken = TakenNames()
-        #: Per InferenceService, each object as the operator last wrote it or found it written,
-        #: to tell a field it no longer renders (an object it created, whose fields are not yet
-        #: its apply record: ``cluster.apply_records``). A restarted operator knows none.
-        #: Held compacted (``packing``): a third of its JSON.
-        self.rendered: dict[Key, dict[Identity, bytes]] = {}
-        #: Per InferenceService, the objects written for it the watch showed deleted since.
-        self.gone: dict[Key, set[tuple[str, str]]] = {}
-        #: Per object, the fields its last forced apply took back (each logged once).
-        self._took_back: dict[Identity, tuple[str, ...]] = {}
 
     def client(self) -> KubeApi:
         if self._api is None:
             self._api = self._api_factory()
         return self._api
 
-    def saw_deleted(self, key: Key, obj: Mapping[str, Any]) -> None:
-        """The watch showed ``obj`` deleted, an object of the InferenceService ``key`` (only
-        those this writer wrote are noted: pods come and go)."""
-        identity, _ = identity_of(obj)
-        if identity in self.rendered.get(key, {}):
-            self.gone.setdefault(key, set()).add((identity[0], identity[2]))
-
     def forget(self, key: Key) -> None:
         self.posted.pop(key, None)
-        self.gone.pop(key, None)
-        self.rendered.pop(key, None)
+        self.not_found.pop(key, None)
         self._logged.pop(key, None)
         self.taken.forget(key)
+        self.record.forget_owner(key)
 
     def log(self, key: Key, records: tuple[LogRecord, ...]) -> None:
         """Log a pass's records: its errors always (each failed pass, retried with
@@ -228,12 +125,12 @@ class PlanWriter:
             # Before adopting, and before creating again what the watch showed deleted (the
             # InferenceService's own deletion may have removed it, its event not here yet),
             # the InferenceService is read itself.
-            deleted = current is None and (kind, name) in self.gone.get(key, ())
-            if deleted or (current is not None and not _controlled_by(current, body)):
+            identity = (kind, key[0], name)
+            deleted = current is None and self.record.deleted_since_applied(identity)
+            if deleted or (current is not None and not controlled_by(current, body)):
                 recheck_owner(api, body)
             try:
                 self.apply(api, key, with_owner(obj, body), current)
-                self.gone.get(key, set()).discard((kind, name))
             except ApiError as exc:  # say which object: the server's text may not
                 if isinstance(exc, AlreadyExists) and self.taken.refused(key, kind, name):
                     raise NameConflict(kind, name, key[1]) from None
@@ -242,57 +139,51 @@ class PlanWriter:
         self.taken.written(key)
         for obj in plan.delete:
             api.delete(obj)
-        # Events before the status they go with: the core decides RuntimeNotFound from the
-        # status it last wrote, so a status written first would lose the event if its post
-        # then failed. Until that status is written the posted event is remembered, so a
-        # retry after a failed status write does not post it twice.
         for event in plan.events:
             self.post(api, key, body, event)
         try:
-            written = None if plan.status is None else apply_status(api, body, plan.status)
+            return None if plan.status is None else self.write_status(api, key, body, plan.status)
         except NotFound:
             raise StatusTargetGone() from None
-        if written is not None:
-            self._recorded(key)
-        return written
 
     def apply(
         self, api: KubeApi, key: Key, desired: Mapping[str, Any], current: Mapping[str, Any] | None
     ) -> None:
-        """Apply one object, noting the write so that its watch echo does not re-queue."""
+        """Apply one object, its answer into the record (its watch echo re-queues nothing)."""
         identity, _ = identity_of(desired)
-        self.echoes.started(identity)
-        written = None
-        rendered = self.rendered.setdefault(key, {})
-        held, packed = rendered.get(identity), compact(desired)
+        held, packed = self.record.last_applied(identity), compact(desired)
         # Rendered as last time (the usual pass): ``desired`` is the last write, no unpacking.
         last = None if held is None else desired if held == packed else expand(held)
+        self.record.writing(identity, BY)
+        written = None
         try:
             written = apply_object(api, desired, current, self._taken_back, last)
-            rendered[identity] = packed  # what the object now has, written or found
+            self.record.applied(identity, key, packed)  # what it now has, written or found
         finally:
-            version = identity_of(written)[1] if written is not None else None
-            changed_meanwhile = self.echoes.finished(identity, version)
-            assert self.loop is not None
-            if written is not None and current is not None:
-                self.loop.call_soon_threadsafe(self._objects.wrote, written)
-            if changed_meanwhile:
-                self.loop.call_soon_threadsafe(self._requeue_owner, *key)
+            if self.record.answered(identity, written, created=current is None, owner=key):
+                self._requeue(key)  # changed by someone else meanwhile
 
     def _taken_back(self, obj: Mapping[str, Any], fields: list[str]) -> None:
         """Fields of ``obj`` someone else changed are taken back: logged once per object and
         set of fields (a field taken back again after another change is logged again)."""
         identity, _ = identity_of(obj)
-        if self._took_back.get(identity) == tuple(fields):
-            return
-        if len(self._took_back) >= _TOOK_BACK_HELD:  # the oldest go first
-            del self._took_back[next(iter(self._took_back))]
-        self._took_back[identity] = tuple(fields)
-        kind, namespace, name = identity
-        logger.warning(
-            "Taking back fields another manager changed",
-            extra={"kind": kind, "namespace": namespace, "resource": name, "fields": fields},
-        )
+        if self.record.took_back(identity, tuple(fields)):
+            kind, namespace, name = identity
+            logger.warning(
+                "Taking back fields another manager changed",
+                extra={"kind": kind, "namespace": namespace, "resource": name, "fields": fields},
+            )
+
+    def write_status(
+        self, api: KubeApi, key: Key, body: Mapping[str, Any], status: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        """Apply ``status`` (None: it already is); its answer into the record."""
+        written = apply_status(api, body, status)
+        if written is not None:
+            self.record.wrote(BY, written, owner=key)
+        if runtime_not_found_told(status) is None:
+            self.not_found[key] = None  # its condition left RuntimeNotFound
+        return written
 
     def report_failure(
         self, key: Key, body: Mapping[str, Any], message: str
@@ -300,7 +191,8 @@ class PlanWriter:
         """``Ready=False``, reason ``ReconcileFailed``, and one Warning event per distinct
         message; the InferenceService as the status write left it (None: nothing written)."""
         api = self.client()
-        written = apply_status(api, body, failed_status(body.get("status"), message, now=now()))
+        status = failed_status(body.get("status"), message, now=now())
+        written = self.write_status(api, key, body, status)
         self.post(api, key, body, Event("Warning", RECONCILE_FAILED, message))
         return written
 
@@ -314,37 +206,36 @@ class PlanWriter:
         status, events = name_conflict_told(body.get("status"), conflict, now=now())
         for event in events:
             self.post(api, key, body, event)
-        return apply_status(api, body, status)
+        return self.write_status(api, key, body, status)
 
     def post(self, api: KubeApi, key: Key, body: Mapping[str, Any], event: Event) -> None:
-        """Post ``event`` unless this generation already did; a RuntimeNotFound is
-        remembered across generations until the status that records it is written.
+        """Post ``event`` unless the record says it was told: an identical decision of this
+        generation, or the RuntimeNotFound message last told while its condition stands.
 
-        Every event but RuntimeNotFound (which follows its condition's transitions, and
-        the status tells a restarted operator whether it was posted) has one name per
-        generation and message (``once_name``), so a restarted operator, which remembers
-        nothing, posts no duplicate: the server refuses it as AlreadyExists."""
+        Every event but RuntimeNotFound has one name per generation and message
+        (``once_name``), so a restarted operator, which remembers nothing, posts no duplicate:
+        the server refuses it as AlreadyExists. RuntimeNotFound's record starts from the
+        status a restarted operator finds."""
+        if event.reason == RUNTIME_NOT_FOUND:
+            told = self.not_found.get(key, _UNKNOWN)
+            if told is _UNKNOWN:
+                told = runtime_not_found_told(body.get("status"))
+            if told != event.message:
+                self.not_found[key] = None  # not told until the post goes through
+                api.create(event_about(body, event, now()))
+            self.not_found[key] = event.message
+            return
         meta = body["metadata"]
         generation, posted = self.posted.get(key, (None, set()))
         if generation != meta.get("generation"):  # older decisions can never repeat: forget
-            generation = meta.get("generation")
-            posted = {(reason, text) for reason, text in posted if reason == _NOT_FOUND}
+            generation, posted = meta.get("generation"), set()
         self.posted[key] = (generation, posted)
         identity = (event.reason, event.message)
         if identity in posted:
             return
-        name = None if event.reason == _NOT_FOUND else once_name(body, event)
         with contextlib.suppress(AlreadyExists):
-            api.create(event_about(body, event, now(), name=name))
+            api.create(event_about(body, event, now(), name=once_name(body, event)))
         posted.add(identity)
-
-    def _recorded(self, key: Key) -> None:
-        """The status now records what was posted: a RuntimeNotFound event follows that
-        condition's transitions from here on, so it is no longer remembered."""
-        found = self.posted.get(key)
-        if found is not None:
-            kept = {(reason, text) for reason, text in found[1] if reason != _NOT_FOUND}
-            self.posted[key] = (found[0], kept)
 
     def post_about(self, obj: Mapping[str, Any], event: Event) -> None:
         """Post an event about any object; a failure is only logged."""

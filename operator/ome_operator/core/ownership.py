@@ -22,6 +22,12 @@ from dataclasses import replace
 from typing import Any
 
 from ..models import InferenceService
+from ..models.object_metadata import (
+    annotations_of,
+    controller_reference,
+    labels_of,
+    metadata_of,
+)
 from .conditions import NAME_CONFLICT, failed_status, find_condition
 from .plans import Event, LogRecord, Outcome, ReconcilePlan
 from .rendering.metadata import OWNER_LABEL, UID_ANNOTATION
@@ -32,6 +38,7 @@ __all__ = [
     "NameConflict",
     "controller_reference",
     "inference_service_uid",
+    "is_controlled_by_it",
     "is_ours",
     "name_conflict_told",
     "orphaned_for",
@@ -70,20 +77,9 @@ class NameConflict(Exception):
         )
 
 
-def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def controller_reference(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The owner reference of ``obj`` that says ``controller: true`` (at most one is allowed)."""
-    refs = _metadata(obj).get("ownerReferences") or []
-    return next((r for r in refs if isinstance(r, Mapping) and r.get("controller") is True), None)
-
-
 def recorded_uid(obj: Mapping[str, Any]) -> str | None:
     """The InferenceService uid ``obj`` records (``UID_ANNOTATION``), None when none."""
-    value = (_metadata(obj).get("annotations") or {}).get(UID_ANNOTATION)
+    value = annotations_of(obj).get(UID_ANNOTATION)
     return value if isinstance(value, str) and value else None
 
 
@@ -102,13 +98,17 @@ def is_ours(obj: Mapping[str, Any], isvc: InferenceService) -> bool:
     return uid is not None and recorded_uid(obj) == uid
 
 
+def is_controlled_by_it(obj: Mapping[str, Any], isvc: InferenceService) -> bool:
+    """Whether ``isvc`` is ``obj``'s controller: a controller reference, and ``obj`` is its own
+    (``is_ours``). An orphan recording its uid is its own, but not controlled by it."""
+    return controller_reference(obj) is not None and is_ours(obj, isvc)
+
+
 def stamped(obj: Mapping[str, Any], uid: str | None) -> dict[str, Any]:
     """``obj`` recording ``uid`` (the only value its annotation may have: one copied from the
     InferenceService's own annotations is replaced, or, without a uid, removed)."""
-    metadata = dict(_metadata(obj))
-    annotations = {
-        k: v for k, v in (metadata.get("annotations") or {}).items() if k != UID_ANNOTATION
-    }
+    metadata = dict(metadata_of(obj))
+    annotations = {k: v for k, v in annotations_of(obj).items() if k != UID_ANNOTATION}
     if uid:
         annotations[UID_ANNOTATION] = uid
     if annotations:
@@ -139,15 +139,15 @@ def orphaned_for(pod: Mapping[str, Any], replica: Mapping[str, Any]) -> bool:
     controller, is not going, records the uid of the replica's own InferenceService
     (``pod_is_ours``: never on labels alone), and its labels name the InferenceReplica
     (``<isvc>-<component>``)."""
-    meta = _metadata(pod)
-    labels = meta.get("labels") or {}
+    meta = metadata_of(pod)
+    labels = labels_of(pod)
     isvc, component = labels.get(OWNER_LABEL), labels.get("component")
     return (
         pod_is_ours(pod, replica)
         and not meta.get("deletionTimestamp")
         and isinstance(isvc, str)
         and isinstance(component, str)
-        and component_name(isvc, component) == _metadata(replica).get("name")
+        and component_name(isvc, component) == metadata_of(replica).get("name")
     )
 
 

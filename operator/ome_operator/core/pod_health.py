@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..models.object_metadata import labels_of, metadata_of
 from .rendering.instance_pods import SERVING_GATE
 
 __all__ = [
@@ -104,18 +105,14 @@ def _gates(pod: Mapping[str, Any]) -> list[str]:
     return [g.get("conditionType") for g in gates if isinstance(g, Mapping)]
 
 
-def _meta(pod: Mapping[str, Any]) -> Mapping[str, Any]:
-    return pod.get("metadata") or {}
-
-
 def _name(pod: Mapping[str, Any]) -> str:
-    return str(_meta(pod).get("name") or "")
+    return str(metadata_of(pod).get("name") or "")
 
 
 def pod_serves(pod: Mapping[str, Any]) -> bool:
     """Whether ``pod`` serves, as its own ``Ready`` condition says, the operator's gate aside
     (see the module). A pod no kubelet has judged yet (no ``Ready``) goes by its containers."""
-    if _meta(pod).get("deletionTimestamp"):
+    if metadata_of(pod).get("deletionTimestamp"):
         return False
     if (pod.get("status") or {}).get("phase") in _FINISHED:
         return False
@@ -133,7 +130,7 @@ def pod_serves(pod: Mapping[str, Any]) -> bool:
 def instance_of(pod: Mapping[str, Any]) -> str:
     """The Instance ``pod`` belongs to: its OMENative index or LeaderWorkerSet group, else
     the pod itself (a Deployment's pod is an Instance of one)."""
-    labels = _meta(pod).get("labels") or {}
+    labels = labels_of(pod)
     for label in _INSTANCE_LABELS:
         if isinstance(labels.get(label), str):
             return labels[label]
@@ -171,7 +168,7 @@ def pods_cause(
     pods: Iterable[Mapping[str, Any]], *, instance: Callable[[Mapping[str, Any]], str] = instance_of
 ) -> Cause | None:
     """The most blocking reason the live ``pods`` of one component do not serve, or None."""
-    live = sorted((p for p in pods if not _meta(p).get("deletionTimestamp")), key=_name)
+    live = sorted((p for p in pods if not metadata_of(p).get("deletionTimestamp")), key=_name)
     found = [c for c in (_unschedulable(live, instance), *map(_pod_cause, live)) if c]
     return min(found, key=lambda c: c.rank) if found else None
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..models import InferenceService, InvalidResourceError, ModelResource, ServingRuntime
+from ..models.object_metadata import labels_of, metadata_of
 from .conditions import (
     COMPONENT_CONDITION,
     condition,
@@ -37,7 +38,7 @@ from .isvc_status import (
 from .merging import effective_replicas, merge_component
 from .metadata_propagation import over_bound_message
 from .operator_config import OperatorConfig
-from .ownership import controller_reference, is_ours, own_writes, split_existing
+from .ownership import is_controlled_by_it, is_ours, own_writes, split_existing
 from .plans import (
     Decisions,
     Event,
@@ -153,16 +154,6 @@ def _failed_component(
     return _told(isvc, name, reason, message, plan, now)
 
 
-def _owned_by(obj: Mapping[str, Any], isvc: InferenceService) -> bool:
-    """The InferenceService's own (``core.ownership``): controlled by it, or orphaned and
-    recording its uid."""
-    return is_ours(obj, isvc)
-
-
-def _controlled_by(obj: Mapping[str, Any], isvc: InferenceService) -> bool:
-    return controller_reference(obj) is not None and is_ours(obj, isvc)
-
-
 def _component(
     isvc: InferenceService,
     name: str,
@@ -200,7 +191,7 @@ def _component(
     objects = tuple(render_component(context))
     pdb_name = component_name(isvc.name, name)
     existing = snap.existing.get(("PodDisruptionBudget", pdb_name))
-    if existing is not None and not _owned_by(existing, isvc):
+    if existing is not None and not is_ours(existing, isvc):
         raise PdbPreflightError(name, pdb_name)
     return ResolvedComponent(name, resolved, context, objects)
 
@@ -226,7 +217,7 @@ def _error_reason(error: Exception) -> str:
 
 
 def _ref(obj: Mapping[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata") or {}
+    meta = metadata_of(obj)
     return {
         "apiVersion": obj.get("apiVersion"),
         "kind": obj.get("kind"),
@@ -243,7 +234,7 @@ def _budget_moves(
     objects = comp.objects
     desired = next((o for o in objects if o["kind"] == "PodDisruptionBudget"), None)
     existing = snap.existing.get(("PodDisruptionBudget", component_name(isvc.name, comp.name)))
-    if existing is None or not _owned_by(existing, isvc):
+    if existing is None or not is_ours(existing, isvc):
         return objects, ()
     same = desired is not None and (existing.get("spec") or {}).get("selector") == (
         desired["spec"].get("selector")
@@ -279,12 +270,12 @@ def _orphans(isvc: InferenceService, snap: Snapshot) -> tuple[dict[str, Any], ..
     declared = set(isvc.declared_components())
     found = []
     for (_, _), obj in sorted(snap.existing.items()):
-        labels = (obj.get("metadata") or {}).get("labels") or {}
+        labels = labels_of(obj)
         component = labels.get("component")
         if (
             component
             and component not in declared
-            and _controlled_by(obj, isvc)
+            and is_controlled_by_it(obj, isvc)
             and labels.get(OWNER_LABEL) == isvc.name
         ):
             found.append(_ref(obj))

@@ -158,7 +158,8 @@ def _model_not_found(isvc: InferenceService, snap: Snapshot) -> str:
 def _runtime_not_found(
     isvc: InferenceService, snap: Snapshot, message: str, decisions: Decisions
 ) -> ReconcilePlan:
-    """Only RuntimeReady is written; the event follows its transitions."""
+    """Only RuntimeReady is written, and the event decided (the controller posts it once per
+    message while the condition stands: docs/reference/status-and-events.md)."""
     previous = previous_conditions(isvc)
     before = find_condition(previous, "RuntimeReady")
     runtime_ready = condition(
@@ -170,8 +171,7 @@ def _runtime_not_found(
         previous=before,
         now=snap.now,
     )
-    changed = before is None or before.get("status") != "False" or before.get("message") != message
-    events = (Event("Warning", "RuntimeNotFound", message),) if changed else ()
+    events = (Event("Warning", "RuntimeNotFound", message),)
     status = dict(isvc.status or {})
     status["conditions"] = merge_conditions(previous, [runtime_ready])
     decisions = replace(decisions, runtime_unresolved=True)

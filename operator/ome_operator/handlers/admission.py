@@ -45,6 +45,7 @@ from ..core.impact import RuntimeChange, runtime_key
 from ..core.operator_config import OperatorConfig
 from ..core.requeue import decision_inputs_changed
 from ..models import InferenceService, InvalidResourceError, ServingRuntime, storable_manifest
+from ..models.object_metadata import metadata_of
 from ..settings import RunOptions
 
 __all__ = [
@@ -127,7 +128,7 @@ def _timed(kind: str, operation: str, memo: kopf.Memo) -> Iterator[None]:
 def _elsewhere(body: kopf.Body, memo: kopf.Memo) -> bool:
     """Whether ``body`` is in a namespace this operator does not watch (``run -n``)."""
     watched = memo.options.namespaces
-    return bool(watched) and (body.get("metadata") or {}).get("namespace") not in watched
+    return bool(watched) and metadata_of(body).get("namespace") not in watched
 
 
 async def _caches(memo: kopf.Memo) -> Caches:

@@ -22,9 +22,10 @@ from ..cluster.leases import LeaseElector, LeaseTerms
 from ..controller.configuring import ConfigSource
 from ..controller.leading import Leadership
 from ..controller.namespace_labels import NamespaceLabels
+from ..controller.queue import Backoff
 from ..controller.replicas import ReplicaController
 from ..controller.running import Controller
-from ..controller.workers import DRAIN_SECONDS
+from ..controller.runtime import DRAIN_SECONDS
 from ..core.operator_config import StartupConfigError
 from ..metrics import Metrics, serve_metrics
 from ..settings import RunOptions, parse_bind_address
@@ -86,9 +87,12 @@ def build_controller(
     *,
     identity: str | None = None,
     fence: WriteFence | None = None,
+    backoff: Backoff | None = None,
 ) -> Controller:
     """The controllers, whose client asks ``fence`` before every write (under leader election:
-    ``Leadership.fence``)."""
+    ``Leadership.fence``), retrying failures and watches after ``backoff`` (by default
+    ``Backoff()``)."""
+    backoff = backoff or Backoff()
     api: list[KubeApi] = []
 
     metrics = metrics or Metrics()
@@ -109,6 +113,7 @@ def build_controller(
         config_source=ConfigSource(shared_api, options.operator_namespace),
         metrics=metrics,
         workers=options.workers,
+        backoff=backoff,
         namespace_labels=NamespaceLabels(shared_api, ttl=options.config_cache_ttl),
     )
     controller.replicas = ReplicaController(
@@ -116,6 +121,7 @@ def build_controller(
         controller.caches.objects,
         inference_services=controller.store.get,
         workers=options.workers,
+        backoff=backoff,
         metrics=metrics,
     )
     controller.watch_api = counted_api  # each informer has a client (a connection) of its own

@@ -132,9 +132,11 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
             ReconcilePlan(
                 Outcome.PARKED,
                 status={"conditions": [_runtime_ready(NOT_FOUND, at=EARLIER)]},
+                events=_not_found_event(NOT_FOUND),
                 decisions=NAMED_NOT_FOUND,
             ),
-            id="no event again while RuntimeReady is already False with the same message",
+            id="the event is decided again while RuntimeReady stays False: the controller posts "
+            "it once per message",
         ),
         pytest.param(
             isvc_of(
@@ -148,7 +150,7 @@ NAMED_NOT_FOUND = Decisions(named="not_found", runtime_unresolved=True)
                 events=_not_found_event(NOT_FOUND),
                 decisions=NAMED_NOT_FOUND,
             ),
-            id="a new message is an event again but not a transition",
+            id="a new message is not a transition",
         ),
         pytest.param(
             isvc_of(

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...models.object_metadata import labels_of, metadata_of
 from ..conditions import find_condition
 from ..pod_health import pod_serves
 from ..rendering.instance_pods import SERVING_GATE
@@ -49,8 +50,8 @@ class ObservedPod:
     def of(cls, pod: Mapping[str, Any]) -> ObservedPod | None:
         """The pod, or None when its labels do not say which Instance it belongs to (it is
         then left alone: nothing here can tell what replacing it would mean)."""
-        meta = pod.get("metadata") or {}
-        labels = meta.get("labels") or {}
+        meta = metadata_of(pod)
+        labels = labels_of(pod)
         numbers = {field: _number(labels.get(label)) for field, label in _IDENTITY.items()}
         runner = labels.get("ome.io/runner")
         if None in numbers.values() or runner not in ("default", "leader", "worker"):

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...models.object_metadata import labels_of, metadata_of
 from ..conditions import condition, find_condition, unavailable_allowed
 from ..pod_health import Cause
 from ..rendering.metadata import MANAGED_BY, OWNER_LABEL
@@ -82,7 +83,7 @@ def replica_status(
 ) -> dict[str, Any]:
     """The whole status the InferenceReplica controller writes; ``cause``: why its pods do not
     serve, if they show it."""
-    meta = replica.get("metadata") or {}
+    meta = metadata_of(replica)
     spec = replica.get("spec") or {}
     previous = (replica.get("status") or {}).get("conditions") or []
     rolling = (
@@ -121,7 +122,7 @@ def replica_status(
 def label_selector(replica: Mapping[str, Any]) -> str:
     """The selector of the InferenceReplica's pods, as the scale subresource reports it."""
     spec = replica.get("spec") or {}
-    labels = (replica.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(replica)
     isvc = (spec.get("parentRef") or {}).get("name") or labels.get(OWNER_LABEL, "")
     selector = {"component": spec.get("component", ""), OWNER_LABEL: isvc, **MANAGED_BY}
     return ",".join(f"{key}={value}" for key, value in sorted(selector.items()))

@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from ...models.object_metadata import metadata_of
 from ..plans import Event
 
 __all__ = ["EVENT_SOURCE", "event_about", "once_name"]
@@ -19,7 +20,7 @@ def once_name(obj: Mapping[str, Any], event: Event) -> str:
     """The name of the one Event of ``event`` for this generation of ``obj``:
     ``<name>.<digest of uid, generation, reason and message>``. A second post of it, by a
     restarted operator, is refused as AlreadyExists instead of making a duplicate."""
-    meta = obj.get("metadata") or {}
+    meta = metadata_of(obj)
     what = f"{meta.get('uid')}\n{meta.get('generation')}\n{event.reason}\n{event.message}"
     digest = hashlib.sha256(what.encode()).hexdigest()[:16]
     return f"{str(meta.get('name'))[:236]}.{digest}"  # within 253 characters
@@ -30,7 +31,7 @@ def event_about(
 ) -> dict[str, Any]:
     """The Event object for ``event`` about ``obj`` (of a cluster-scoped object: in
     ``default``, where kubectl describe looks for them), named ``name`` or generated."""
-    meta = obj.get("metadata") or {}
+    meta = metadata_of(obj)
     namespace = meta.get("namespace") or "default"
     involved = {
         "apiVersion": obj.get("apiVersion", "ome.io/v1beta1"),

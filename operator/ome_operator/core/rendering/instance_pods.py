@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...models.object_metadata import annotations_of, labels_of
 from .inference_replicas import revision_hash
 from .metadata import MANAGED_BY, OWNER_LABEL, UID_ANNOTATION, sorted_map
 from .naming import headless_service_name, instance_pod_name
@@ -74,7 +75,6 @@ class _Instance:
         role = runner["name"]
         name = instance_pod_name(self.isvc, self.component, self.index, role, ordinal)
         template = copy.deepcopy(runner.get("template") or {})
-        template_meta = template.get("metadata") or {}
         labels = {
             OWNER_LABEL: self.isvc,
             "component": self.component,
@@ -88,10 +88,8 @@ class _Instance:
         metadata: dict[str, Any] = {"name": name}
         if self.namespace:
             metadata["namespace"] = self.namespace
-        metadata["labels"] = sorted_map(template_meta.get("labels") or {}, labels)
-        annotations = {
-            k: v for k, v in (template_meta.get("annotations") or {}).items() if k != UID_ANNOTATION
-        }
+        metadata["labels"] = sorted_map(labels_of(template), labels)
+        annotations = {k: v for k, v in annotations_of(template).items() if k != UID_ANNOTATION}
         if self.uid:
             annotations[UID_ANNOTATION] = self.uid
         if annotations:
