@@ -296,3 +296,31 @@ def test_forget_owner(owner: tuple[str, str], expected: tuple) -> None:
     record.forget_owner(owner)
     kept = [n for n in ALL if record.last_applied(_id(n)) or record.is_echo(_obj("7", n), ME)]
     assert (len(record), kept) == expected
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        pytest.param("shown", id="a created object the watch shows waits no more"),
+        pytest.param("deleted", id="a created object the watch shows deleted waits no more"),
+        pytest.param("forgotten", id="a created object whose owner goes waits no more"),
+    ],
+)
+def test_nothing_is_left_waiting(ending) -> None:
+    record = WriteRecord()
+    created = {
+        "kind": "PodDisruptionBudget",
+        "metadata": {
+            "name": "chat",
+            "namespace": "ns",
+            "resourceVersion": "5",
+            "labels": {"ome.io/inferenceservice": "chat"},
+        },
+    }
+    record.wrote("inferenceservice", created, created=True, owner=("ns", "chat"))
+    waiting_before = record.waiting
+    if ending == "forgotten":
+        record.forget_owner(("ns", "chat"))
+    else:
+        record.saw(created, deleted=ending == "deleted")
+    assert (waiting_before, record.waiting) == (1, 0)

@@ -17,6 +17,7 @@ Thread-safe: writes answer in worker threads, the watches deliver on the event l
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -43,9 +44,9 @@ __all__ = ["EXPECTATION_SECONDS", "WriteRecord"]
 EXPECTATION_SECONDS = 30.0
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
-    """What the record holds of one object."""
+    """What the record holds of one object (slots: one per object written)."""
 
     #: The controller whose write answered last, and the version it answered.
     by: str = ""
@@ -62,6 +63,8 @@ class _Entry:
     deleted: bool = False
     #: The fields the last forced apply took back.
     took_back: tuple[str, ...] = ()
+    #: For an answer to a create the watch has not shown: where ``unseen`` finds it.
+    slot: tuple[Any, Any, str | None] | None = None
 
 
 class WriteRecord:
@@ -102,14 +105,15 @@ class WriteRecord:
             seen = self._unconfirmed.pop(identity, _UNSEEN)
             version = None if answer is None else identity_of(answer)[1]
             if answer is not None:
-                entry = self._entries.setdefault(identity, _Entry())
+                entry = self._entry(identity)
                 entry.by, entry.version, entry.deleted = by, version, False
                 entry.answer = pack(lean({**answer, "metadata": dict(answer["metadata"])}))
                 entry.until = self._clock() + self._expectation if created else 0.0
                 entry.owner = owner or entry.owner
+                self._unslot(identity, entry)
                 if created:
-                    slot = (identity[0], identity[1], _owner_named(answer))
-                    self._created.setdefault(slot, set()).add(identity)
+                    entry.slot = (identity[0], identity[1], _owner_named(answer))
+                    self._created.setdefault(entry.slot, set()).add(identity)
         return seen is not _UNSEEN and (version is None or seen != version)
 
     def wrote(self, by: str, answer: Mapping[str, Any], **kwargs: Any) -> None:
@@ -121,7 +125,7 @@ class WriteRecord:
     def applied(self, identity: Identity, owner: Key, compacted: bytes) -> None:
         """What was last applied to ``identity`` for ``owner`` (compacted)."""
         with self._lock:
-            entry = self._entries.setdefault(identity, _Entry())
+            entry = self._entry(identity)
             entry.owner, entry.applied, entry.deleted = owner, compacted, False
 
     def last_applied(self, identity: Identity) -> bytes | None:
@@ -137,7 +141,7 @@ class WriteRecord:
         """Note the fields a forced apply took back; True when they are not the ones last
         noted for that object (to be logged)."""
         with self._lock:
-            entry = self._entries.setdefault(identity, _Entry())
+            entry = self._entry(identity)
             told, entry.took_back = entry.took_back != fields, fields
         return told
 
@@ -170,12 +174,34 @@ class WriteRecord:
             if entry is None:
                 return
             if deleted:
+                self._unslot(identity, entry)
                 if entry.applied is None:
                     del self._entries[identity]
                 else:
                     entry.answer, entry.version, entry.by, entry.deleted = None, None, "", True
             elif entry.answer is not None and not newer_version(entry.version, version):
                 entry.answer = None
+                self._unslot(identity, entry)
+
+    def _entry(self, identity: Identity) -> _Entry:
+        """The entry of ``identity``, made when there is none; its kind and namespace are held
+        once for every entry (10,000 objects of a namespace share one string)."""
+        entry = self._entries.get(identity)
+        if entry is None:
+            kind, namespace, name = identity
+            shared = (_shared(kind), _shared(namespace), name)
+            entry = self._entries[shared] = _Entry()
+        return entry
+
+    def _unslot(self, identity: Identity, entry: _Entry) -> None:
+        """``identity`` no longer waits to be shown (the lock is held)."""
+        if entry.slot is not None:
+            waiting = self._created.get(entry.slot)
+            if waiting is not None:
+                waiting.discard(identity)
+                if not waiting:
+                    del self._created[entry.slot]
+            entry.slot = None
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -203,6 +229,8 @@ class WriteRecord:
                 entry = self._entries.get(identity)
                 if entry is None or entry.answer is None or entry.until <= clock:
                     waiting.discard(identity)
+                    if entry is not None:
+                        entry.slot = None
                 else:
                     found.append(unpack(entry.answer))
             if not waiting:
@@ -213,15 +241,24 @@ class WriteRecord:
         """The InferenceService ``owner`` is gone: so is what was written for it."""
         with self._lock:
             for identity in [i for i, e in self._entries.items() if e.owner == owner]:
-                del self._entries[identity]
+                self._unslot(identity, self._entries.pop(identity))
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    @property
+    def waiting(self) -> int:
+        """How many created objects wait for the watch to show them (bounded: memory)."""
+        return sum(len(identities) for identities in self._created.values())
 
 
 _UNSEEN = object()
 #: Versions seen during a write that differ from each other (one is a change by another).
 _CHANGED = object()
+
+
+def _shared(text: Any) -> Any:
+    return sys.intern(text) if type(text) is str else text
 
 
 def _owner_named(obj: Mapping[str, Any]) -> str | None:
