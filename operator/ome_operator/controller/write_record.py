@@ -81,6 +81,8 @@ class WriteRecord:
         self._unconfirmed: dict[Identity, Any] = {}
         #: (kind, namespace, owner) -> the objects created for it the watch has not shown yet.
         self._created: dict[tuple[Any, Any, str | None], set[Identity]] = {}
+        #: InferenceService -> the objects written for it (what ``forget_owner`` drops).
+        self._owned: dict[Key, set[Identity]] = {}
         self._expectation, self._clock = expectation_seconds, clock
 
     # -- writes --------------------------------------------------------------------------------
@@ -109,7 +111,7 @@ class WriteRecord:
                 entry.by, entry.version, entry.deleted = by, version, False
                 entry.answer = pack(lean({**answer, "metadata": dict(answer["metadata"])}))
                 entry.until = self._clock() + self._expectation if created else 0.0
-                entry.owner = owner or entry.owner
+                self._own(identity, entry, owner)
                 self._unslot(identity, entry)
                 if created:
                     entry.slot = (identity[0], identity[1], _owner_named(answer))
@@ -126,7 +128,8 @@ class WriteRecord:
         """What was last applied to ``identity`` for ``owner`` (compacted)."""
         with self._lock:
             entry = self._entry(identity)
-            entry.owner, entry.applied, entry.deleted = owner, compacted, False
+            entry.applied, entry.deleted = compacted, False
+            self._own(identity, entry, owner)
 
     def last_applied(self, identity: Identity) -> bytes | None:
         entry = self._entries.get(identity)
@@ -174,10 +177,10 @@ class WriteRecord:
             if entry is None:
                 return
             if deleted:
-                self._unslot(identity, entry)
                 if entry.applied is None:
-                    del self._entries[identity]
+                    self._drop(identity)
                 else:
+                    self._unslot(identity, entry)
                     entry.answer, entry.version, entry.by, entry.deleted = None, None, "", True
             elif entry.answer is not None and not newer_version(entry.version, version):
                 entry.answer = None
@@ -193,15 +196,29 @@ class WriteRecord:
             entry = self._entries[shared] = _Entry()
         return entry
 
+    def _own(self, identity: Identity, entry: _Entry, owner: Key | None) -> None:
+        """``identity`` was written for ``owner`` (None: not known, the owner stays); the lock
+        is held."""
+        if owner is None or owner == entry.owner:
+            return
+        self._disown(identity, entry)
+        entry.owner = owner
+        self._owned.setdefault(owner, set()).add(identity)
+
+    def _disown(self, identity: Identity, entry: _Entry) -> None:
+        _remove(self._owned, entry.owner, identity)
+        entry.owner = None
+
+    def _drop(self, identity: Identity) -> None:
+        """Forget ``identity`` (the lock is held)."""
+        entry = self._entries.pop(identity)
+        self._unslot(identity, entry)
+        self._disown(identity, entry)
+
     def _unslot(self, identity: Identity, entry: _Entry) -> None:
         """``identity`` no longer waits to be shown (the lock is held)."""
-        if entry.slot is not None:
-            waiting = self._created.get(entry.slot)
-            if waiting is not None:
-                waiting.discard(identity)
-                if not waiting:
-                    del self._created[entry.slot]
-            entry.slot = None
+        _remove(self._created, entry.slot, identity)
+        entry.slot = None
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -240,8 +257,8 @@ class WriteRecord:
     def forget_owner(self, owner: Key) -> None:
         """The InferenceService ``owner`` is gone: so is what was written for it."""
         with self._lock:
-            for identity in [i for i, e in self._entries.items() if e.owner == owner]:
-                self._unslot(identity, self._entries.pop(identity))
+            for identity in list(self._owned.get(owner, ())):
+                self._drop(identity)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -255,6 +272,15 @@ class WriteRecord:
 _UNSEEN = object()
 #: Versions seen during a write that differ from each other (one is a change by another).
 _CHANGED = object()
+
+
+def _remove(index: dict[Any, set[Identity]], key: Any, identity: Identity) -> None:
+    """``identity`` out of the set ``index`` holds under ``key``; an emptied set goes."""
+    held = index.get(key) if key is not None else None
+    if held is not None:
+        held.discard(identity)
+        if not held:
+            del index[key]
 
 
 def _shared(text: Any) -> Any:
