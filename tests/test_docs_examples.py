@@ -15,7 +15,7 @@ from ome_operator import operator_command
 from ome_operator.cli import main as kubectl_ome
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PAGES = ("docs/changing-runtimes-safely.md",)
+PAGES = ("docs/changing-runtimes-safely.md", "docs/autoscaling.md")
 _BLOCK = re.compile(r"^```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 _PROGRAMS = {"kubectl ome": kubectl_ome.main, "ome-operator": operator_command.main}
 

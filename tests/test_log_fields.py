@@ -20,7 +20,7 @@ LOG_FIELDS = {
     "model", "secret", "validatingWebhookConfiguration", "webhooks", "path", "identity",
     # what happened
     "error", "status", "retryIn", "because", "createdPods", "adoptedPods", "deletedPods",
-    "leaderWorkerSet", "renewedAgo", "noticedBy", "fields",
+    "leaderWorkerSet", "keda", "renewedAgo", "noticedBy", "fields",
     # the runtime a pass selected
     "runtime", "score", "isCluster",
 }  # fmt: skip

@@ -121,6 +121,7 @@ def _collection(obj: dict[str, Any]) -> str:
         "Service": "services",
         "PodDisruptionBudget": "poddisruptionbudgets",
         "InferenceReplica": "inferencereplicas",
+        "HorizontalPodAutoscaler": "horizontalpodautoscalers",
         "Pod": "pods",
     }[kind]
     root = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
@@ -273,6 +274,7 @@ def _owned(api: KubeApi) -> list[dict[str, Any]]:
         "/api/v1/services",
         "/apis/policy/v1/poddisruptionbudgets",
         "/apis/ome.io/v1beta1/inferencereplicas",
+        "/apis/autoscaling/v2/horizontalpodautoscalers",
         "/api/v1/pods",
     ):
         for item in _all(api, path):

@@ -269,8 +269,8 @@ def test_no_headers_with_the_effective_context_leaves_out_both_headers():
         *["Service"] * 2,
         *["Source"] * 2,
         "Service",
-        *["Live"] * 4,
-        *["Active"] * 4,
+        *["Live"] * 5,  # the engine's replica bounds are the InferenceService's
+        *["Active"] * 5,
         *["Service"] * 6,
     ]
 

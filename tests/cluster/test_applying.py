@@ -15,6 +15,7 @@ from ome_operator.cluster.apply_records import (
     FIELD_MANAGER,
     LEGACY_RECORD,
     dropped_since,
+    handover_patch,
     stale_fields,
     takeover_patch,
 )
@@ -491,3 +492,65 @@ def _container(**fields: Any) -> dict[str, Any]:
 )
 def test_a_field_is_dropped_since_the_last_write(last: Any, desired: Any, dropped: bool) -> None:
     assert dropped_since(desired, last) is dropped
+
+
+# -- replicas left to an autoscaler ----------------------------------------------------------
+
+HANDED_OVER = {"spec": {"replicas": 1}}
+
+
+def _handed_over(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj``'s apply record without ``spec.replicas``, as the hand-over patch leaves it."""
+    record = _record(obj)
+    del record["fieldsV1"]["f:spec"]["f:replicas"]
+    return record
+
+
+@pytest.mark.parametrize(
+    ("existing", "answer", "last", "sent"),
+    [
+        pytest.param(
+            None, None, None, [("create", FIELD_MANAGER)], id="a scaled workload is created whole"
+        ),
+        pytest.param(
+            _live(PLAIN, _record(PLAIN, "Update"), replicas=4),
+            None,
+            PLAIN,
+            [],
+            id="scaled to 4 since its create: nothing is written, the count is not the operator's",
+        ),
+        pytest.param(
+            _live(PLAIN, _record(PLAIN), replicas=4),
+            _live(PLAIN, _handed_over(PLAIN), replicas=4),
+            PLAIN,
+            [("json-patch", ["test", "test", "remove"])],
+            id="held by its apply record: handed over in one patch that keeps the value",
+        ),
+        pytest.param(
+            _live(PINNED, _record(PINNED), replicas=4),
+            _live(PINNED, _handed_over(PINNED), replicas=4),
+            PINNED,
+            [("json-patch", ["test", "test", "remove"]), ("apply", FIELD_MANAGER, True, None)],
+            id="handed over before an apply that would otherwise remove it",
+        ),
+    ],
+)
+def test_replicas_left_to_an_autoscaler(
+    existing: Any, answer: Any, last: Any, sent: list[Any]
+) -> None:
+    api = _Api(*([answer] if answer else []), fresh=existing)
+    told: list[Any] = []
+    apply_object(api, PLAIN, existing, lambda o, f: told.append(f), last, HANDED_OVER)  # type: ignore[arg-type]
+    assert (api.sent, told) == (sent, [])
+
+
+def test_the_hand_over_patch_removes_the_field_from_the_operators_apply_entry_alone() -> None:
+    live = _live(PLAIN, KCM, _record(PLAIN), replicas=4)
+    assert handover_patch(live, [("f:spec", "f:replicas")]) == [
+        {"op": "test", "path": "/metadata/managedFields/1/manager", "value": FIELD_MANAGER},
+        {"op": "test", "path": "/metadata/managedFields/1/operation", "value": "Apply"},
+        {"op": "remove", "path": "/metadata/managedFields/1/fieldsV1/f:spec/f:replicas"},
+    ]
+    assert (
+        handover_patch(_live(PLAIN, _record(PLAIN, "Update")), [("f:spec", "f:replicas")]) is None
+    )

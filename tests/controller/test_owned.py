@@ -77,6 +77,46 @@ def test_reported_changes(batches: list[list[Any]], expected: list[tuple]) -> No
     assert reported(batches)[1] == expected
 
 
+def _hpa(version: str, generation: int, **status: Any) -> dict[str, Any]:
+    found = obj("chat-engine", version)
+    found["metadata"]["generation"] = generation
+    return {**found, "kind": "HorizontalPodAutoscaler", "status": status}
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        pytest.param(
+            [_hpa("2", 1, currentReplicas=2)],
+            [],
+            id="an autoscaler's status change alone re-queues nothing",
+        ),
+        pytest.param(
+            [_hpa("2", 2)],
+            [("chat-engine", "2", False)],
+            id="a change of its spec does",
+        ),
+        pytest.param(
+            [{**_hpa("2", 1), "metadata": {**_hpa("2", 1)["metadata"], "annotations": {"a": "b"}}}],
+            [("chat-engine", "2", False)],
+            id="so does a change of its metadata",
+        ),
+    ],
+)
+def test_a_kind_whose_status_no_pass_reads(changes: list[Any], expected: list[tuple]) -> None:
+    seen: list[tuple] = []
+    cache = KindCache(
+        "HorizontalPodAutoscaler",
+        lambda ns, owner, o, deleted: seen.append(
+            (o["metadata"]["name"], o["metadata"]["resourceVersion"], deleted)
+        ),
+        status_read=False,
+    )
+    cache.apply([listed(_hpa("1", 1, currentReplicas=1))])
+    cache.apply([Changed("MODIFIED", change) for change in changes])
+    assert seen == expected
+
+
 def test_a_relist_of_one_namespace_keeps_the_others() -> None:
     cache, seen = reported(
         [
@@ -162,38 +202,45 @@ def test_pods_are_found_by_their_inference_service_by_component_in_name_order() 
     assert objects.pods("default", "gone") == {}
 
 
+_BY_OWNER = "ome.io/inferenceservice"
+_PODS = ("Pod", "ome.io/inferenceservice,ome.io/managed-by!=OMENative")
+
+
 @pytest.mark.parametrize(
-    ("lws", "expected"),
+    ("missing", "expected"),
     [
         pytest.param(
-            True,
+            frozenset(),
             [
-                ("Deployment", "ome.io/inferenceservice"),
-                ("Service", "ome.io/inferenceservice"),
-                ("InferenceReplica", "ome.io/inferenceservice"),
-                ("LeaderWorkerSet", "ome.io/inferenceservice"),
+                ("Deployment", _BY_OWNER),
+                ("Service", _BY_OWNER),
+                ("InferenceReplica", _BY_OWNER),
+                ("LeaderWorkerSet", _BY_OWNER),
+                ("HorizontalPodAutoscaler", _BY_OWNER),
+                ("ScaledObject", _BY_OWNER),
                 ("PodDisruptionBudget", None),
-                ("Pod", "ome.io/inferenceservice,ome.io/managed-by!=OMENative"),
+                _PODS,
             ],
             id="labelled kinds by owner, budgets of anyone, pods but OMENative ones",
         ),
         pytest.param(
-            False,
+            frozenset({"LeaderWorkerSet", "ScaledObject"}),
             [
-                ("Deployment", "ome.io/inferenceservice"),
-                ("Service", "ome.io/inferenceservice"),
-                ("InferenceReplica", "ome.io/inferenceservice"),
+                ("Deployment", _BY_OWNER),
+                ("Service", _BY_OWNER),
+                ("InferenceReplica", _BY_OWNER),
+                ("HorizontalPodAutoscaler", _BY_OWNER),
                 ("PodDisruptionBudget", None),
-                ("Pod", "ome.io/inferenceservice,ome.io/managed-by!=OMENative"),
+                _PODS,
             ],
-            id="without the LeaderWorkerSet API its kind is not watched",
+            id="without the LeaderWorkerSet and KEDA APIs their kinds are not watched",
         ),
     ],
 )
 def test_what_the_caches_of_written_objects_watch(
-    lws: bool, expected: list[tuple[str, str | None]]
+    missing: frozenset[str], expected: list[tuple[str, str | None]]
 ) -> None:
-    watched = OwnedObjects().watched(leader_worker_sets=lws)
+    watched = OwnedObjects().watched(missing=missing)
     assert [(w.kind.kind, w.label_selector) for w in watched] == expected
 
 

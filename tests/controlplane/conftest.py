@@ -16,6 +16,7 @@ import pytest
 from ome_operator.controller.runtime import UNEXPECTED_ERROR
 from tests.support.control_plane import running_control_plane
 from tests.support.installed_cluster import Cluster
+from tests.support.keda_crds import install_keda_crds, keda_crd_folder
 from tests.support.kwok_nodes import KwokNodes, running_kwok_nodes
 from tests.support.leader_worker_set_controller import running_leader_worker_set_controller
 from tests.support.operator_process import OperatorProcess
@@ -37,6 +38,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             # The network rule, by construction: nothing in the cluster may make the API
             # server dial a Service (a ClusterIP), whatever the tests installed.
             assert installed.service_references() == []
+
+
+@pytest.fixture(scope="session")
+def keda(cluster: Cluster) -> Iterator[pathlib.Path]:
+    """The real KEDA CRDs (keda.sh/v1alpha1 ScaledObject, ...), installed once for the rest of
+    the session; yields their cache folder (``crds/`` holds the files)."""
+    install_keda_crds(cluster)
+    yield keda_crd_folder()
 
 
 @pytest.fixture

@@ -69,12 +69,17 @@ def model(namespace: str, name: str = "llama") -> dict[str, Any]:
     )
 
 
+#: The runtime's replica bounds: equal, so that no autoscaler is made unless a test's
+#: InferenceService asks for one with bounds of its own (docs/autoscaling.md).
+FIXED_REPLICAS = {"minReplicas": 1, "maxReplicas": 1}
+
+
 def runtime(namespace: str, name: str = "vllm", **engine_config: Any) -> dict[str, Any]:
     return runtime_manifest(
         name,
         cluster=False,
         namespace=namespace,
-        engineConfig={"runner": copy.deepcopy(RUNNER), **engine_config},
+        engineConfig={"runner": copy.deepcopy(RUNNER), **FIXED_REPLICAS, **engine_config},
     )
 
 

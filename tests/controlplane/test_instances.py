@@ -314,7 +314,8 @@ def test_scaling_picks_indexes_and_deleting_the_service_removes_every_pod(
     eventually(
         lambda: [gate(p) for p in pods(cluster, namespace).values()] == ["False"] * 2 + ["True"], 60
     )
-    cluster.patch(ISVC, namespace, "chat", {"spec": {"engine": {"minReplicas": 2}}})
+    fixed_at_two = {"spec": {"engine": {"minReplicas": 2, "maxReplicas": 2}}}  # no autoscaler
+    cluster.patch(ISVC, namespace, "chat", fixed_at_two)
     eventually(lambda: sorted(pods(cluster, namespace)) == [three[0], three[2]])
     for node in lost:  # its kubelet back, the pod scaled away is gone for good
         nodes.make_reachable(node)

@@ -66,6 +66,8 @@ def _component_specs(namespace: str) -> list[dict[str, Any]]:
         # A named runtime that does not declare the model's format: admitted with a warning,
         # and the controller posts its RuntimeCompatibilityAdvisory event.
         isvc(namespace, "advised", runtime={"name": "onnx", "kind": "ServingRuntime"}),
+        # Scaled by an HPA, then by KEDA: each autoscaler is created, patched, read and deleted.
+        isvc(namespace, "scaled", engine={"minReplicas": 1, "maxReplicas": 2}),
     ]
 
 
@@ -92,8 +94,26 @@ def _adopted(cluster: Cluster, namespace: str, pod: str, old_owner: str) -> bool
     return [ref["uid"] for ref in refs] == [replica["metadata"]["uid"]]
 
 
+LABELLED = ("raw", "native", "multi", "scaled")
+HPA = "autoscaling/v2/horizontalpodautoscalers"
+SCALED_OBJECT = "keda.sh/v1alpha1/scaledobjects"
+
+
 def _objects(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    return [o for name in ("raw", "native", "multi") for o in owned(cluster, namespace, name)]
+    found = [o for name in LABELLED for o in owned(cluster, namespace, name)]
+    return found + [o for kind in (HPA, SCALED_OBJECT) for o in cluster.list(kind, namespace)]
+
+
+def _relabel(cluster: Cluster, namespace: str) -> None:
+    """A label on each InferenceService patches each of its objects; taken off again, it
+    leaves each of them: the create's record is read and taken over first (docs/workloads.md,
+    "How objects are written")."""
+    for name in LABELLED:
+        cluster.plane.kubectl("label", "isvc", name, "-n", namespace, "team=a")
+    eventually(lambda: all("team" in _labels(o) for o in _objects(cluster, namespace)))
+    for name in LABELLED:
+        cluster.plane.kubectl("label", "isvc", name, "-n", namespace, "team-")
+    eventually(lambda: all("team" not in _labels(o) for o in _objects(cluster, namespace)))
 
 
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
@@ -111,7 +131,7 @@ def _expire_the_certificate(cluster: Cluster) -> None:
     )
 
 
-def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace):
+def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace, keda):
     mark = cluster.plane.audit_mark()
     cluster.delete(SECRET, "ome", SECRET_NAME)  # the first start issues the certificate
     cluster.delete("coordination.k8s.io/v1/leases", "ome", "ome-operator")  # and the Lease
@@ -155,14 +175,18 @@ def test_a_full_run_is_refused_nothing_and_uses_every_grant(cluster, namespace):
             "--wait=false",  # the orphaning is waited for below, bounded
         )
         eventually(lambda: _adopted(cluster, namespace, pod, old))
-        for name in ("raw", "native", "multi"):  # a label patches each object
-            cluster.plane.kubectl("label", "isvc", name, "-n", namespace, "team=a")
-        eventually(lambda: all("team" in _labels(o) for o in _objects(cluster, namespace)))
-        # Taken off again, it leaves each object: the create's record is read and taken over
-        # first (docs/workloads.md, "How objects are written").
-        for name in ("raw", "native", "multi"):
-            cluster.plane.kubectl("label", "isvc", name, "-n", namespace, "team-")
-        eventually(lambda: all("team" not in _labels(o) for o in _objects(cluster, namespace)))
+        eventually(lambda: cluster.get(HPA, namespace, "scaled-engine"))
+        _relabel(cluster, namespace)
+        keda_class = {"metadata": {"annotations": {"ome.io/autoscalerClass": "keda"}}}
+        cluster.patch(ISVC, namespace, "scaled", keda_class)  # the HPA goes, KEDA comes
+        eventually(lambda: cluster.get(HPA, namespace, "scaled-engine") is None)
+        eventually(lambda: cluster.get(SCALED_OBJECT, namespace, "scaledobject-scaled-engine"))
+        _relabel(cluster, namespace)
+        hpa_class = {"metadata": {"annotations": {"ome.io/autoscalerClass": "hpa"}}}
+        cluster.patch(ISVC, namespace, "scaled", hpa_class)  # and back
+        eventually(
+            lambda: cluster.get(SCALED_OBJECT, namespace, "scaledobject-scaled-engine") is None
+        )
         for name in ("raw", "native", "multi"):  # the decoder goes
             cluster.patch(ISVC, namespace, name, {"spec": {"decoder": None}})
         for name, count in (("raw", 4), ("native", 5), ("multi", 4)):

@@ -23,6 +23,7 @@ DEPLOYMENT = "apps/v1/deployments"
 SERVICE = "v1/services"
 PDB = "policy/v1/poddisruptionbudgets"
 LWS = "leaderworkerset.x-k8s.io/v1/leaderworkersets"
+HPA = "autoscaling/v2/horizontalpodautoscalers"
 REPLICA = "ome.io/v1beta1/inferencereplicas"
 EVENT = "v1/events"
 CSR = "ome.io/v1beta1/clusterservingruntimes"
@@ -31,7 +32,7 @@ CBM = "ome.io/v1beta1/clusterbasemodels"
 BM = "ome.io/v1beta1/basemodels"
 
 #: Every kind the operator writes for an InferenceService, by resource.
-WORKLOADS = (DEPLOYMENT, SERVICE, PDB, LWS, REPLICA)
+WORKLOADS = (DEPLOYMENT, SERVICE, PDB, LWS, REPLICA, HPA)
 WRITES = (kmock.method.POST, kmock.method.PATCH, kmock.method.PUT, kmock.method.DELETE)
 
 #: A runner with one port, as most tests' runtimes have.

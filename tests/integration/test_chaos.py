@@ -2,16 +2,16 @@
 does to it.
 
 A fleet of InferenceServices over three namespaces (every workload kind: Deployments,
-LeaderWorkerSets and InferenceReplicas with their Services and PodDisruptionBudgets; named,
-auto-selected and missing runtimes) is created and changed (a runtime image, Deployments
-deleted, replicas, a selection that moves, routers removed) twice: once on a calm emulator,
-and once while the emulator answers writes with 500s and 409s, cuts watches (ended, or ended
-with a 410 ERROR event), answers watch requests with 410 Gone, and the operator is restarted
-mid-flight. The faulty run must end as the calm one: the same objects, each created once (the
-deleted ones twice), the same statuses, every event posted (at least once: a fault between an
-event and the status it goes with may post it again, never lose it); both runs' statuses must be
-the pure core's (``render_report`` run again over its own objects and statuses until nothing
-changes); and once converged, nothing is written.
+LeaderWorkerSets and InferenceReplicas with their Services, PodDisruptionBudgets and
+HorizontalPodAutoscalers; named, auto-selected and missing runtimes) is created and changed (a
+runtime image, Deployments deleted, replicas, a selection that moves, routers removed) twice:
+once on a calm emulator, and once while the emulator answers writes with 500s and 409s, cuts
+watches (ended, or ended with a 410 ERROR event), answers watch requests with 410 Gone, and the
+operator is restarted mid-flight. The faulty run must end as the calm one: the same objects,
+each created once (the deleted ones twice), the same statuses, every event posted (at least
+once: a fault between an event and the status it goes with may post it again, never lose it);
+both runs' statuses must be the pure core's (``render_report`` run again over its own objects
+and statuses until nothing changes); and once converged, nothing is written.
 
 The fleet, the faults, the scenario and the comparison are shared with
 ``tests/bench/chaos.py``, which runs the same with 1,000 InferenceServices.
@@ -50,9 +50,10 @@ SERVICE = "v1/services"
 PDB = "policy/v1/poddisruptionbudgets"
 REPLICA = "ome.io/v1beta1/inferencereplicas"
 LWS = "leaderworkerset.x-k8s.io/v1/leaderworkersets"
+HPA = "autoscaling/v2/horizontalpodautoscalers"
 EVENT = "v1/events"
 #: The kinds the operator writes for an InferenceService.
-WORKLOADS = (DEPLOYMENT, SERVICE, PDB, REPLICA, LWS)
+WORKLOADS = (DEPLOYMENT, SERVICE, PDB, REPLICA, LWS, HPA)
 #: The kinds the operator decides from (kopf watched them up to 473ba4a: a 410 answered to one
 #: of their watch requests made kopf, and the operator with it, exit).
 INPUTS = (ISVC, SR, CSR)
@@ -271,8 +272,10 @@ def deletions(keys: Iterable[Key]) -> list[Change]:
 
 
 def scaling(isvcs: Iterable[Mapping[str, Any]]) -> list[Change]:
-    """Every tenth InferenceService gets two replicas (its generation moves)."""
-    two = {"spec": {"engine": {"minReplicas": 2}}}
+    """Every tenth InferenceService gets two replicas (its generation moves): both bounds, so
+    that no autoscaler takes ``replicas`` over (its HorizontalPodAutoscaler, if any, is
+    deleted) and the operator applies them."""
+    two = {"spec": {"engine": {"minReplicas": 2, "maxReplicas": 2}}}
     return [
         Change("PATCH", api_path(ISVC, i["metadata"]["namespace"], i["metadata"]["name"]), two)
         for i in list(isvcs)[::10]
@@ -420,6 +423,11 @@ def core_statuses(stored: Iterable[Mapping[str, Any]], *, passes: int = 5) -> di
                 else:
                     passed_objects[key_of(obj)] = obj
         for key, obj in passed_objects.items():
+            held = ((objects.get(key) or {}).get("spec") or {}).get("replicas")
+            if held is not None and "replicas" not in obj.get("spec", {}):
+                # An autoscaled workload, as render shows it once it exists: the server keeps
+                # the replicas the apply leaves out.
+                obj["spec"] = {**obj["spec"], "replicas": held}
             if obj["kind"] == "InferenceReplica":  # its status as that controller writes it
                 before = {**obj, "status": (objects.get(key) or {}).get("status") or {}}
                 obj["status"] = plan_instances(before, pods[key], now=_CORE_TIME).status

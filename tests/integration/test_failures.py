@@ -51,10 +51,12 @@ def records(caplog: pytest.LogCaptureFixture, logger: str, message: str) -> list
 
 
 def engine_objects(name: str) -> set[tuple[str, str]]:
+    """The objects of an engine with the default bounds (1 to 3: a HorizontalPodAutoscaler)."""
     return {
         ("Deployment", f"{name}-engine"),
         ("Service", f"{name}-engine"),
         ("PodDisruptionBudget", f"{name}-engine"),
+        ("HorizontalPodAutoscaler", f"{name}-engine"),
     }
 
 
@@ -511,11 +513,13 @@ async def test_an_object_created_before_the_watch_shows_it_is_a_quiet_retry(
 ):
     """Another pass (or a restart) created it; the cache learns of it from the watch. (It
     records the InferenceService's uid, as the operator's writes do: docs/workloads.md, "Whose
-    objects are written". The InferenceService waits for its runtime meanwhile.)"""
+    objects are written". The InferenceService waits for its runtime meanwhile. Its bounds are
+    equal, so no autoscaler takes ``replicas`` over: the operator's apply sets it back.)"""
     caplog.set_level(logging.INFO, logger=CONTROLLER)
     retrying = "Object exists but is not in the watch cache yet; retrying"
     await seed(kube, operator, LLAMA)
-    created = await apply_object(kube, isvc_manifest("chat"))
+    fixed = {"minReplicas": 1, "maxReplicas": 1}
+    created = await apply_object(kube, isvc_manifest("chat", engine=fixed))
     early = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

@@ -212,11 +212,14 @@ async def test_a_deleted_worker_recreates_its_whole_instance(kube, operator):
     ],
 )
 async def test_scaling_by_index(kube, operator, steps, expected):
+    """The operator's own scaling: the bounds are equal, so no autoscaler takes ``replicas``
+    over and each step's count is applied."""
     await seed(kube, operator, RUNTIME, MODEL)
-    await apply_object(kube, isvc_manifest("chat", deploymentMode="OMENative"))
+    fixed = {"minReplicas": 1, "maxReplicas": 1}
+    await apply_object(kube, isvc_manifest("chat", deploymentMode="OMENative", engine=fixed))
     await eventually(lambda: sorted(pods(kube)) == ["chat-engine-0-default-0"])
     for count in steps:
-        engine = {"minReplicas": count, "maxReplicas": 3}
+        engine = {"minReplicas": count, "maxReplicas": count}
         await patch(kube, ISVC, "default", "chat", {"spec": {"engine": engine}})
         await eventually(lambda c=count: len(pods(kube)) == c)
     await operator.settled()

@@ -12,6 +12,7 @@ import pytest
 from tests.builders import isvc_manifest, model_manifest, runtime_manifest
 from tests.integration.observing import (
     DEPLOYMENT,
+    HPA,
     MODEL_STORAGE,
     PDB,
     RUNNER,
@@ -56,6 +57,7 @@ def lists(kube, plural: str) -> int:
         pytest.param(SERVICE, "chat-engine", id="a deleted component Service is created again"),
         pytest.param(SERVICE, "chat", id="a deleted entry Service is created again"),
         pytest.param(PDB, "chat-engine", id="a deleted PodDisruptionBudget is created again"),
+        pytest.param(HPA, "chat-engine", id="a deleted HorizontalPodAutoscaler is created again"),
     ],
 )
 async def test_a_deleted_object_is_created_again(kube, operator, resource, name):

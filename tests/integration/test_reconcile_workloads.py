@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from tests.builders import isvc_manifest, model_manifest, runtime_manifest
+from tests.core.reconciling.plans import DEFAULT_AUTOSCALER
 from tests.integration.observing import (
     DEPLOYMENT,
+    HPA,
     ISVC,
     LWS,
     MODEL_STORAGE,
@@ -22,6 +24,7 @@ from tests.integration.observing import (
     owned_objects,
     patch,
     seed,
+    settle,
     status_of,
     stored,
     without_times,
@@ -41,6 +44,7 @@ MULTINODE = {
     "leader": {"runner": RUNNER},
     "worker": {"size": 2, "runner": WORKER},
 }
+ENGINE_HPA = ("HorizontalPodAutoscaler", "chat-engine")
 
 
 def owner(created: dict[str, Any]) -> dict[str, Any]:
@@ -72,12 +76,14 @@ async def test_raw_deployment_objects_are_owned_by_the_inference_service(kube, o
         ("Deployment", "chat-engine"),
         ("Service", "chat-engine"),
         ("PodDisruptionBudget", "chat-engine"),
+        ENGINE_HPA,
         ("Service", "chat"),
     }
     for resource, name in [
         (DEPLOYMENT, "chat-engine"),
         (SERVICE, "chat-engine"),
         (PDB, "chat-engine"),
+        (HPA, "chat-engine"),
         (SERVICE, "chat"),
     ]:
         assert stored(kube, resource, "default", name)["metadata"]["ownerReferences"] == [
@@ -99,10 +105,25 @@ async def test_raw_deployment_objects_are_owned_by_the_inference_service(kube, o
         "maxUnavailable": 1,
         "selector": {"matchLabels": {"app": "chat-engine"}},
     }
+    assert stored(kube, HPA, "default", "chat-engine")["spec"] == {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "chat-engine"},
+        "minReplicas": 1,
+        "maxReplicas": 3,
+        "metrics": [
+            {
+                "type": "Resource",
+                "resource": {
+                    "name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 80},
+                },
+            }
+        ],
+    }
 
 
 async def test_engine_readiness_mirrors_the_deployment_available_condition(kube, operator):
     await start(kube, operator, isvc_manifest("chat"))
+    await settle(kube, operator)
     initializing = {"reason": "Initializing", "message": "engine component initializing"}
     scale_target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "chat-engine"}
     runtime = {"kind": "ClusterServingRuntime", "name": "vllm", "selection": "Selected"}
@@ -122,6 +143,8 @@ async def test_engine_readiness_mirrors_the_deployment_available_condition(kube,
                 "deploymentMode": "RawDeployment",
                 "deploymentModeSource": "Default",
                 "scaleTargetRef": scale_target,
+                # The Deployment the pass created, as the watch shows it: no status yet.
+                "autoscaler": {**DEFAULT_AUTOSCALER, "desiredReplicas": 1},
             }
         },
         "runtime": runtime,
@@ -151,6 +174,7 @@ async def test_engine_readiness_mirrors_the_deployment_available_condition(kube,
                 "deploymentMode": "RawDeployment",
                 "deploymentModeSource": "Default",
                 "scaleTargetRef": scale_target,
+                "autoscaler": {**DEFAULT_AUTOSCALER, "desiredReplicas": 1, "currentReplicas": 1},
             }
         },
         "runtime": runtime,
@@ -169,6 +193,7 @@ async def test_engine_readiness_mirrors_the_deployment_available_condition(kube,
                 ("Deployment", "chat-engine"),
                 ("Service", "chat-engine"),
                 ("PodDisruptionBudget", "chat-engine"),
+                ENGINE_HPA,
             },
             id="without a mode anywhere the engine is a Deployment",
         ),
@@ -176,7 +201,7 @@ async def test_engine_readiness_mirrors_the_deployment_available_condition(kube,
             MULTINODE,
             {},
             {"deploymentMode": "MultiNode", "deploymentModeSource": "ComponentAnnotation"},
-            {("LeaderWorkerSet", "lws-chat-engine"), ("Service", "chat-engine")},
+            {("LeaderWorkerSet", "lws-chat-engine"), ("Service", "chat-engine"), ENGINE_HPA},
             id="a MultiNode runtime engine is a LeaderWorkerSet with no PDB",
         ),
         pytest.param(
@@ -188,6 +213,7 @@ async def test_engine_readiness_mirrors_the_deployment_available_condition(kube,
                 ("Service", "chat-engine"),
                 ("Service", "chat-engine-headless"),
                 ("PodDisruptionBudget", "chat-engine"),
+                ENGINE_HPA,
             },
             id="spec.deploymentMode OMENative makes the engine an InferenceReplica",
         ),
@@ -200,6 +226,7 @@ async def test_engine_readiness_mirrors_the_deployment_available_condition(kube,
                 ("Service", "chat-engine"),
                 ("Service", "chat-engine-headless"),
                 ("PodDisruptionBudget", "chat-engine"),
+                ENGINE_HPA,
             },
             id="a leader and worker without a mode make the engine OMENative",
         ),
@@ -211,6 +238,7 @@ async def test_engine_readiness_mirrors_the_deployment_available_condition(kube,
                 ("Deployment", "chat-engine"),
                 ("Service", "chat-engine"),
                 ("PodDisruptionBudget", "chat-engine"),
+                ENGINE_HPA,
             },
             id="the ISVC engine annotation beats the named runtime's MultiNode",
         ),
@@ -244,8 +272,19 @@ async def test_multinode_engine_service_selects_only_its_own_leaders(kube, opera
     }
     assert stored(kube, SERVICE, "default", "chat-engine")["spec"] == service
     assert stored(kube, SERVICE, "default", "chat")["spec"] == service
+    await settle(kube, operator)
     assert status_of(kube, "chat")["components"] == {
-        "engine": {"deploymentMode": "MultiNode", "deploymentModeSource": "ComponentAnnotation"}
+        "engine": {
+            "deploymentMode": "MultiNode",
+            "deploymentModeSource": "ComponentAnnotation",
+            "scaleTargetRef": {
+                "apiVersion": "leaderworkerset.x-k8s.io/v1",
+                "kind": "LeaderWorkerSet",
+                "name": "lws-chat-engine",
+            },
+            # The LeaderWorkerSet the pass created, as the watch shows it: no status yet.
+            "autoscaler": {**DEFAULT_AUTOSCALER, "desiredReplicas": 1},
+        }
     }
 
 
@@ -305,6 +344,13 @@ async def test_omenative_engine_gets_a_replica_services_and_an_integer_budget(ku
             "kind": "InferenceReplica",
             "name": "chat-engine",
         },
+        "autoscaler": {
+            **DEFAULT_AUTOSCALER,
+            "minReplicas": 2,
+            "minReplicasSource": "InferenceService",
+            "desiredReplicas": 2,
+            "currentReplicas": 2,
+        },
     }
 
 
@@ -350,7 +396,13 @@ async def test_a_mode_change_keeps_the_old_workload_and_moves_the_budget_when_re
         ("Service", "chat-engine"),
         ("Service", "chat-engine-headless"),
         ("PodDisruptionBudget", "chat-engine"),
+        ENGINE_HPA,
         ("Service", "chat"),
+    }
+    assert stored(kube, HPA, "default", "chat-engine")["spec"]["scaleTargetRef"] == {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "InferenceReplica",
+        "name": "chat-engine",
     }
     assert stored(kube, SERVICE, "default", "chat-engine")["spec"]["selector"] == (
         OMENATIVE_SELECTOR
@@ -379,6 +431,7 @@ async def test_removing_the_router_deletes_its_objects(kube, operator):
         ("Deployment", "chat-router"),
         ("Service", "chat-router"),
         ("PodDisruptionBudget", "chat-router"),
+        ("HorizontalPodAutoscaler", "chat-router"),
     }
     assert router_objects <= owned_objects(kube)
     assert stored(kube, SERVICE, "default", "chat")["spec"]["selector"] == {"app": "chat-router"}
@@ -390,6 +443,7 @@ async def test_removing_the_router_deletes_its_objects(kube, operator):
         ("Deployment", "chat-engine"),
         ("Service", "chat-engine"),
         ("PodDisruptionBudget", "chat-engine"),
+        ENGINE_HPA,
         ("Service", "chat"),
     }
     assert stored(kube, SERVICE, "default", "chat")["spec"]["selector"] == {"app": "chat-engine"}

@@ -52,6 +52,8 @@ BUILT_IN_NAMESPACED = {
     ("apps", "deployments"): True,
     ("policy", "poddisruptionbudgets"): True,
     ("leaderworkerset.x-k8s.io", "leaderworkersets"): True,
+    ("autoscaling", "horizontalpodautoscalers"): True,
+    ("keda.sh", "scaledobjects"): True,
     ("coordination.k8s.io", "leases"): True,
     ("", "namespaces"): False,
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): False,

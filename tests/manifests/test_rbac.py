@@ -34,12 +34,16 @@ CLUSTER_ROLE = {
             ("", "services"),
             ("policy", "poddisruptionbudgets"),
             ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+            ("autoscaling", "horizontalpodautoscalers"),
+            ("keda.sh", "scaledobjects"),
         )
     ],
     *[("apps", "deployments", verb, None) for verb in WORKLOAD],
     *[("", "services", verb, None) for verb in WORKLOAD],
     *[("policy", "poddisruptionbudgets", verb, None) for verb in WORKLOAD],
     *[("leaderworkerset.x-k8s.io", "leaderworkersets", verb, None) for verb in WORKLOAD],
+    *[("autoscaling", "horizontalpodautoscalers", verb, None) for verb in WORKLOAD],
+    *[("keda.sh", "scaledobjects", verb, None) for verb in WORKLOAD],
     *[("", "pods", verb, None) for verb in ("list", "watch", "create", "patch", "delete")],
     ("", "pods/status", "patch", None),  # the ome.io/serving condition
     ("ome.io", "inferencereplicas/status", "patch", None),

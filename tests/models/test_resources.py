@@ -54,6 +54,7 @@ def test_the_package_exports_exactly_its_public_api() -> None:
             "InferenceServiceSpec",
             "InvalidResourceError",
             "JsonDict",
+            "KedaConfig",
             "LeaderSpec",
             "ModelFormat",
             "ModelFormatRef",

@@ -77,6 +77,10 @@ CASE_PARAMS = [
     ),
     pytest.param("virtual-deployment", id="VirtualDeployment writes only the URL and Ready"),
     pytest.param(
+        "autoscaling",
+        id="an HPA, KEDA, external, equal bounds, and Instances and groups scaled, as OME scales",
+    ),
+    pytest.param(
         "admission-denials-and-warnings",
         id="every InferenceService denial and warning of the webhook",
     ),
@@ -214,6 +218,7 @@ SAMPLES_SUMMARY = [
             ("Deployment", "llama-3-2-1b-instruct-engine"),
             ("Service", "llama-3-2-1b-instruct-engine"),
             ("PodDisruptionBudget", "llama-3-2-1b-instruct-engine"),
+            ("HorizontalPodAutoscaler", "llama-3-2-1b-instruct-engine"),
             ("Service", "llama-3-2-1b-instruct"),
         ],
     ),
@@ -240,7 +245,7 @@ NAMESPACE         NAME                        ALLOWED   RUNTIME                 
 llama-demo        llama-3-70b                 false     -                                      -                      0
 llama-demo        llama-3-70b-named-runtime   true      srt-llama-3-3-70b-instruct-multinode   engine=MultiNode       3
 llama-migration   llama-3-70b                 true      srt-llama-3-3-70b-instruct-omenative   engine=OMENative       7
-llama-small       llama-3-2-1b-instruct       true      vllm-llama-small                       engine=RawDeployment   4
+llama-small       llama-3-2-1b-instruct       true      vllm-llama-small                       engine=RawDeployment   5
 qwen              qwen3-multi-node            true      srt-qwen3-multi-node                   engine=OMENative       7
 """  # noqa: E501
 

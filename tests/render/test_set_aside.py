@@ -75,11 +75,11 @@ def test_one_bad_runtime_and_one_bad_service_hide_nothing_else(catalog: str) -> 
     assert out.splitlines() == [
         "NAMESPACE   NAME     ALLOWED   RUNTIME   MODES                  OBJECTS",
         "demo        broken   false     -         -                      0",
-        "demo        svc1     true      vllm      engine=RawDeployment   4",
-        "demo        svc2     true      vllm      engine=RawDeployment   4",
-        "demo        svc3     true      vllm      engine=RawDeployment   4",
-        "demo        svc4     true      vllm      engine=RawDeployment   4",
-        "demo        svc5     true      vllm      engine=RawDeployment   4",
+        "demo        svc1     true      vllm      engine=RawDeployment   5",
+        "demo        svc2     true      vllm      engine=RawDeployment   5",
+        "demo        svc3     true      vllm      engine=RawDeployment   5",
+        "demo        svc4     true      vllm      engine=RawDeployment   5",
+        "demo        svc5     true      vllm      engine=RawDeployment   5",
     ]
     assert (
         err
@@ -150,7 +150,7 @@ def test_fail_on_denied_names_the_service_that_does_not_parse(catalog: str) -> N
                     "name": "a100",
                 },
             },
-            "demo        svc    true      vllm      engine=RawDeployment   4",
+            "demo        svc    true      vllm      engine=RawDeployment   5",
             id="an AcceleratorClass that does not parse is set aside",
         ),
         pytest.param(

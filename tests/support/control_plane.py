@@ -71,6 +71,16 @@ CONTROLLERS = (
 #: Ready=False: checked every second, after 12 s (the kubelet's defaults are 5 s and 50 s with a
 #: 10 s lease renewal; KWOK renews every 2.5 s here, see kwok_nodes.LEASE_SECONDS).
 NODE_MONITOR = ("--node-monitor-period=1s", "--node-monitor-grace-period=12s")
+#: The HPA controller, when a test serves resource metrics (``resource_metrics``): every HPA
+#: synced each second (default 15 s); a scale-down after 5 s of lower recommendations (default
+#: 5 min); a pod's CPU sample skipped only in its first 5 s, and a readiness change taken as
+#: its first only in its first 5 s (defaults 5 min and 30 s), as KWOK's pods are Ready at once.
+HPA_TIMING = (
+    "--horizontal-pod-autoscaler-sync-period=1s",
+    "--horizontal-pod-autoscaler-downscale-stabilization=5s",
+    "--horizontal-pod-autoscaler-cpu-initialization-period=5s",
+    "--horizontal-pod-autoscaler-initial-readiness-delay=5s",
+)
 AUDIT_POLICY = {
     "apiVersion": "audit.k8s.io/v1",
     "kind": "Policy",
@@ -173,6 +183,7 @@ class ControlPlane:
                 f"--kubeconfig={self.folder / 'kcm.kubeconfig'}",
                 f"--controllers={CONTROLLERS}",
                 *NODE_MONITOR,
+                *HPA_TIMING,
                 "--use-service-account-credentials=true",
                 "--leader-elect=false",
                 "--bind-address=127.0.0.1",
@@ -242,6 +253,9 @@ class ControlPlane:
             "--audit-log-mode=blocking",
             "--profiling=false",
             "--enable-priority-and-fairness=false",
+            # An APIService's Service is dialled at its ClusterIP (inside the service CIDR,
+            # 127.1.0.0/16), never at an endpoint's address.
+            "--enable-aggregator-routing=false",
             "--v=1",
         ]
 

@@ -8,6 +8,7 @@ sees) or the REST API as the cluster admin.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import pathlib
@@ -47,9 +48,11 @@ PDB = "policy/v1/poddisruptionbudgets"
 LWS = "leaderworkerset.x-k8s.io/v1/leaderworkersets"
 EVENT = "v1/events"
 SECRET = "v1/secrets"
+APISERVICE = "apiregistration.k8s.io/v1/apiservices"
 VWC = "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 MWC = "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
-CLUSTER_SCOPED = (CSR, CBM, VWC, MWC, "v1/namespaces")
+CLUSTER_SCOPED = (CSR, CBM, APISERVICE, VWC, MWC, "v1/namespaces")
+LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
 
 
 def eventually(check: Callable[[], T], timeout: float = 30.0, interval: float = 0.2) -> T:
@@ -276,14 +279,38 @@ class Cluster:
         return self.operator_writes(mark, namespace)
 
     def service_references(self) -> list[str]:
-        """Webhook configurations in the cluster that would make the API server dial a Service."""
+        """What in the cluster would make the API server dial a Service somewhere else than
+        127.0.0.0/8: each webhook (``<configuration>/<webhook>``) that calls a Service, and
+        each APIService (``<name> -> <namespace>/<service>``, with why) whose Service is
+        missing, an ExternalName, or has a ClusterIP outside 127.0.0.0/8. An APIService on a
+        loopback ClusterIP (``resource_metrics``) is allowed: the aggregator dials that IP."""
         found = []
         for resource in (VWC, MWC):
             for config in self.list(resource):
                 for hook in config.get("webhooks") or []:
                     if "service" in (hook.get("clientConfig") or {}):
                         found.append(f"{config['metadata']['name']}/{hook['name']}")
+        for api_service in self.list(APISERVICE):
+            ref = (api_service.get("spec") or {}).get("service")
+            if ref:
+                where = f"{api_service['metadata']['name']} -> {ref['namespace']}/{ref['name']}"
+                found += [f"{where} ({why})" for why in self._off_loopback(ref)]
         return found
+
+    def _off_loopback(self, ref: dict[str, Any]) -> list[str]:
+        """Why the Service ``ref`` names would be dialled off loopback (nothing when not)."""
+        service = self.get(SERVICE, ref["namespace"], ref["name"])
+        if service is None:
+            return ["no such Service"]
+        spec = service.get("spec") or {}
+        if spec.get("type") == "ExternalName":
+            return [f"ExternalName {spec.get('externalName')}"]
+        address = spec.get("clusterIP") or ""
+        try:
+            loopback = ipaddress.ip_address(address) in LOOPBACK
+        except ValueError:
+            loopback = False
+        return [] if loopback else [f"ClusterIP {address or 'none'}"]
 
 
 def owners(obj: dict[str, Any]) -> list[tuple[str, str, bool]]:

@@ -53,6 +53,7 @@ DECLARED_RESOURCES: tuple[DeclaredResource, ...] = (
     DeclaredResource(_OME, "acceleratorclasses", "AcceleratorClass", False),
     DeclaredResource(_OME, "inferencereplicas", "InferenceReplica", True, _STATUS, ("irep",)),
     DeclaredResource(_LWS, "leaderworkersets", "LeaderWorkerSet", True, _STATUS),
+    DeclaredResource("keda.sh/v1alpha1", "scaledobjects", "ScaledObject", True, _STATUS),
 )
 
 ALL_VERBS = frozenset(

@@ -172,6 +172,8 @@ def _view_rows(scope: str, view: View) -> list[_WholeRow]:
     for c in view.components:
         value = f"{c.mode} ({c.source})"
         rows.append((scope, c.component.upper(), value, value))
+        if c.replicas_set:  # bounds of the operator configuration alone are not listed
+            rows.append((scope, f"{c.component.upper()}-REPLICAS", c.replicas, c.replicas))
     return rows
 
 
@@ -242,7 +244,15 @@ def _view(view: View) -> dict[str, Any]:
         "hash": view.hash,
         "fullHash": view.full_hash,
         "components": [
-            {"component": c.component, "mode": str(c.mode), "modeSource": str(c.source)}
+            {
+                "component": c.component,
+                "mode": str(c.mode),
+                "modeSource": str(c.source),
+                "minReplicas": c.min_replicas.value,
+                "minReplicasSource": c.min_replicas.source,
+                "maxReplicas": c.max_replicas.value,
+                "maxReplicasSource": c.max_replicas.source,
+            }
             for c in view.components
         ],
     }

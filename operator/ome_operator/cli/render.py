@@ -28,6 +28,7 @@ from ..core.operator_config import (
 )
 from ..core.reconciling import LogRecord, ReconcilePlan, Snapshot, reconcile
 from ..core.rendering import render_instance_pods
+from ..core.rendering.autoscalers import as_applied
 from ..core.selection import RuntimeCatalog
 from ..models import (
     MODEL_BY_KIND,
@@ -99,15 +100,20 @@ def _log(record: LogRecord) -> dict[str, Any]:
     return {"level": record.level, "message": record.message, **dict(record.fields)}
 
 
-def _objects(isvc: Mapping[str, Any], plan: ReconcilePlan) -> list[dict[str, Any]]:
-    """What the controller writes, and for OMENative what the InferenceReplica controller
-    would create: every Instance's pods."""
+def _objects(
+    isvc: Mapping[str, Any], plan: ReconcilePlan, existing: Mapping[tuple[str, str], Any]
+) -> list[dict[str, Any]]:
+    """What the controller writes: a scaled workload as it is created, or, when the input
+    holds it, as it is applied (without ``replicas``, the autoscaler's); and for OMENative what
+    the InferenceReplica controller would create: every Instance's pods."""
     found = []
     for obj in plan.apply:
-        owned = with_owner(obj, isvc)
+        key = (obj["kind"], obj["metadata"]["name"])
+        held, left = existing.get(key), plan.created_with.get(key)
+        owned = with_owner(as_applied(obj, left) if held and left else obj, isvc)
         found.append(owned)
         if obj["kind"] == "InferenceReplica":
-            instances = obj["spec"].get("replicas") or 1
+            instances = ((held if left else None) or obj)["spec"].get("replicas") or 1
             for index in range(instances):
                 found.extend(with_owner(pod, owned) for pod in render_instance_pods(obj, index))
     return found
@@ -149,7 +155,7 @@ def _item(
     plan = reconcile(isvc, snapshot)
     item.update(
         {
-            "objects": _objects(body, plan),
+            "objects": _objects(body, plan, existing),
             "status": plan.status or {},
             # As an operator that remembers nothing tells them: from what the status records.
             "events": [

@@ -30,6 +30,7 @@ __all__ = [
     "content",
     "dropped_since",
     "field_value",
+    "handover_patch",
     "has_legacy_record",
     "holds_update_entry",
     "map_paths",
@@ -194,6 +195,38 @@ def dropped_since(desired: Mapping[str, Any], last: Mapping[str, Any]) -> bool:
         if isinstance(was, list) and field_value(desired, path) != was:
             return True
     return False
+
+
+def _holds(fields: Mapping[str, Any], path: Path) -> bool:
+    node: Any = fields
+    for token in path:
+        if not isinstance(node, Mapping) or token not in node:
+            return False
+        node = node[token]
+    return True
+
+
+def handover_patch(existing: Mapping[str, Any], paths: list[Path]) -> list[dict[str, Any]] | None:
+    """The JSON patch that takes ``paths`` (fieldsV1 paths: a scaled workload's
+    ``f:spec``/``f:replicas``) out of the operator's apply record on ``existing``, leaving
+    their values where they are: the next apply, which no longer renders them, then leaves
+    them to whoever sets them (an autoscaler) instead of removing them. None when the record
+    holds none of them. The entry is tested first: a patch of an entry that moved fails."""
+    managed = metadata_of(existing).get("managedFields") or []
+    operations: list[dict[str, Any]] = []
+    for index, entry in enumerate(managed):
+        if not _ours(entry, "Apply") or entry.get("subresource"):
+            continue
+        held = [path for path in paths if _holds(_fields_of(entry), path)]
+        if not held:
+            continue
+        at = f"/metadata/managedFields/{index}"
+        operations += [
+            {"op": "test", "path": f"{at}/manager", "value": FIELD_MANAGER},
+            {"op": "test", "path": f"{at}/operation", "value": "Apply"},
+        ]
+        operations += [{"op": "remove", "path": at + "/fieldsV1" + _pointer(p)} for p in held]
+    return operations or None
 
 
 # -- taking over what the previous release wrote -------------------------------------------

@@ -28,6 +28,7 @@ from .apply_records import (
     content,
     dropped_since,
     field_value,
+    handover_patch,
     has_legacy_record,
     holds_update_entry,
     map_paths,
@@ -141,13 +142,40 @@ def _take_over(
     again now; the object as it then is."""
     fresh = api.get(existing)
     patch = takeover_patch(desired, fresh, keep=keep)
-    if patch is None:
-        return fresh
+    return fresh if patch is None else _patched(api, existing, patch, "it was taken over")
+
+
+def _patched(api: KubeApi, existing: Mapping[str, Any], patch: list[Any], during: str) -> Any:
+    """``existing`` after the JSON ``patch`` of its managed fields; a test of it that failed
+    (its entries changed since read: a race) is a Conflict, retried."""
     try:
         return api.json_patch(existing, patch)
-    except Refused as exc:  # a test failed: its entries changed since read, a race
-        message = f"{exc.message} (changed while it was taken over)"
+    except Refused as exc:
+        message = f"{exc.message} (changed while {during})"
         raise Conflict(409, message, "Conflict", name=exc.name) from exc
+
+
+def _without(obj: Mapping[str, Any], paths: list[tuple[str, ...]]) -> dict[str, Any]:
+    """``obj`` without the fields at ``paths`` (fieldsV1 paths of maps)."""
+    kept = dict(obj)
+    for path in paths:
+        node = kept
+        for token in path[:-1]:
+            below = node.get(token[2:])
+            if not isinstance(below, Mapping):
+                break
+            node[token[2:]] = node = dict(below)
+        else:
+            node.pop(path[-1][2:], None)
+    return kept
+
+
+def _hand_over(
+    api: KubeApi, existing: Mapping[str, Any], paths: list[tuple[str, ...]]
+) -> Mapping[str, Any]:
+    """Leave ``paths`` to others (``handover_patch``); the object as it then is."""
+    patch = handover_patch(existing, paths)
+    return existing if patch is None else _patched(api, existing, patch, "it was handed over")
 
 
 def apply_object(
@@ -156,6 +184,7 @@ def apply_object(
     existing: Mapping[str, Any] | None,
     taken_back: TakenBack,
     last: Mapping[str, Any] | None = None,
+    handed_over: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Write ``desired`` unless ``existing`` (as the watch shows it; None: not there) already
     is it, and renders all that ``last`` (the operator's last write of it, None: not known)
@@ -163,14 +192,26 @@ def apply_object(
 
     An object the watch does not show is created (``AlreadyExists`` when its name is taken).
     An existing one is applied with force: the fields it renders are the operator's. Those
-    that someone changed since ``last`` rendered them as now are told (``taken_back``)."""
+    that someone changed since ``last`` rendered them as now are told (``taken_back``).
+
+    ``handed_over``: fields of ``desired`` it is created with and then left to others (a
+    scaled workload's ``replicas``, docs/autoscaling.md): never applied, never removed; an
+    apply record that still holds them gives them up first (``handover_patch``), value kept."""
     if existing is None:
         # A create, never an apply: an apply would take over an object of that name that is
         # someone else's wherever their fields do not differ.
         return api.create(desired, manager=FIELD_MANAGER)
+    handed = list(map_paths(handed_over)) if handed_over else []
+    patched = None  # the answer of the hand-over patch, if one was sent
+    if handed:
+        desired = _without(desired, handed)
+        last = None if last is None else _without(last, handed)
+        fresh = _hand_over(api, existing, handed)
+        if fresh is not existing:
+            patched = existing = dict(fresh)
     dropped = last is not None and last is not desired and dropped_since(desired, last)
     if not dropped and not write_needed(desired, existing):
-        return None
+        return patched
     if has_legacy_record(existing) or (dropped and holds_update_entry(existing, None)):
         # Kept in the apply record: what was rendered last (the apply then removes what no
         # longer is), else what is rendered now.

@@ -80,6 +80,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
     Resource("coordination.k8s.io", "v1", "leases", "Lease"),
     Resource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"),
+    Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler"),
+    Resource("keda.sh", "v1alpha1", "scaledobjects", "ScaledObject"),
     Resource(
         "admissionregistration.k8s.io",
         "v1",

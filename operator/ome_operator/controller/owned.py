@@ -21,13 +21,14 @@ re-queues the InferenceService whose name it takes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+import json
+from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any
 
 from ..cluster.api import resource_version
 from ..cluster.resources import resource_named
 from ..core.rendering.metadata import MANAGED_BY, OWNER_LABEL
-from ..models.object_metadata import labels_of
+from ..models.object_metadata import labels_of, metadata_of
 from .packing import Held, Packed, pack, unpack
 from .watches import Collection, Key, Watched, object_key
 from .write_record import WriteRecord
@@ -46,6 +47,14 @@ def labelled_owner(obj: Mapping[str, Any]) -> str | None:
     return labels_of(obj).get(OWNER_LABEL)
 
 
+def _mark(obj: Mapping[str, Any]) -> tuple[Any, int]:
+    """What a change other than its status moves: its spec (the generation), and a digest of
+    its labels, annotations and owners (a digest: held for every object of the kind)."""
+    meta = metadata_of(obj)
+    held = {k: meta.get(k) for k in ("labels", "annotations", "ownerReferences")}
+    return meta.get("generation"), hash(json.dumps(held, sort_keys=True))
+
+
 class KindCache(Collection):
     """One kind's objects as the watch last showed them: by name, and by owner (by default the
     InferenceService its label names). Held packed (``packing``): each read unpacks a copy."""
@@ -58,6 +67,7 @@ class KindCache(Collection):
         *,
         owner: OwnerOf = labelled_owner,
         record: WriteRecord | None = None,
+        status_read: bool = True,
     ):
         super().__init__()
         self.kind = kind
@@ -71,6 +81,9 @@ class KindCache(Collection):
         self._by_name: dict[Key, tuple[str | None, str | None, Held]] = {}
         #: (namespace, owner) -> the names of the objects it owns
         self._by_owner: dict[Key, set[str]] = {}
+        #: For a kind whose status no pass reads (``status_read`` False): (namespace, name) ->
+        #: what a change must move to be reported (``_mark``); a status change alone is not.
+        self._marks: dict[Key, Any] | None = None if status_read else {}
 
     def named(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The object as the watch shows it, or as a write of the operator's answered since
@@ -113,15 +126,36 @@ class KindCache(Collection):
             self._by_name[key] = (owner, resource_version(obj), pack(obj))
             if owner is not None:
                 self._by_owner.setdefault((namespace, owner), set()).add(name)
-        if report and owner is not None:
+        moved = self._moved(key, obj, deleted)
+        if report and owner is not None and moved:
             self._on_change(namespace, owner, obj, deleted)
+
+    def _moved(self, key: Key, obj: Mapping[str, Any], deleted: bool) -> bool:
+        """Whether a change is worth a pass: always, unless no pass reads this kind's status
+        and only its status moved (an autoscaler's, every sync)."""
+        if self._marks is None:
+            return True
+        if deleted:
+            self._marks.pop(key, None)
+            return True
+        mark = _mark(obj)
+        before = self._marks.get(key)
+        self._marks[key] = mark
+        return before != mark
 
 
 class OwnedObjects:
     """A ``KindCache`` per written kind, and the informers that feed them."""
 
     #: Kinds found by owner, then the one also watched unlabelled and found by name.
-    LABELLED = ("Deployment", "Service", "InferenceReplica", "LeaderWorkerSet")
+    LABELLED = (
+        "Deployment",
+        "Service",
+        "InferenceReplica",
+        "LeaderWorkerSet",
+        "HorizontalPodAutoscaler",
+        "ScaledObject",
+    )
     BUDGETS = "PodDisruptionBudget"
     #: Pods, read (never written) for why a component does not serve.
     PODS = "Pod"
@@ -130,12 +164,20 @@ class OwnedObjects:
 
     #: Every kind held, in the order a pass reads them.
     KINDS = (*LABELLED, BUDGETS, PODS)
+    #: Kinds whose status no pass reads: a change of it alone re-queues nothing (an HPA writes
+    #: its status at every sync where its metrics moved).
+    STATUS_UNREAD = frozenset({"HorizontalPodAutoscaler", "ScaledObject"})
 
     def __init__(self, record: WriteRecord | None = None) -> None:
         #: What the operator wrote (``write_record``): each cache reads through it.
         self.record = record if record is not None else WriteRecord()
         self.caches = {
-            kind: KindCache(kind, functools.partial(self._report, kind), record=self.record)
+            kind: KindCache(
+                kind,
+                functools.partial(self._report, kind),
+                record=self.record,
+                status_read=kind not in self.STATUS_UNREAD,
+            )
             for kind in self.KINDS
         }
         #: Told of every change to a labelled object of one kind (``listen``).
@@ -184,12 +226,12 @@ class OwnedObjects:
                 found.setdefault(component, []).append(pod)
         return {component: tuple(pods) for component, pods in sorted(found.items())}
 
-    def watched(self, *, leader_worker_sets: bool = True) -> list[Watched]:
-        """What to watch for these caches; a kind that is not installed (the LeaderWorkerSet
-        API) holds nothing and is not watched."""
+    def watched(self, *, missing: Container[str] = ()) -> list[Watched]:
+        """What to watch for these caches; a kind that is not installed (``missing``: the
+        LeaderWorkerSet or the KEDA ScaledObject API) holds nothing and is not watched."""
         selectors = {self.BUDGETS: None, self.PODS: self.POD_SELECTOR}
         return [
             Watched(resource_named(kind), cache, label_selector=selectors.get(kind, OWNER_LABEL))
             for kind, cache in self.caches.items()
-            if leader_worker_sets or kind != "LeaderWorkerSet"
+            if kind not in missing
         ]

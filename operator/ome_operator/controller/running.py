@@ -67,7 +67,9 @@ class Controller:
     caches: Caches = field(default_factory=Caches)
     watches: Watches = field(default_factory=Watches)
     backoff: Backoff = field(default_factory=Backoff)
-    lws_installed: bool = True
+    #: The optional kinds whose API the cluster does not serve (looked up at start:
+    #: ``LeaderWorkerSet``, ``ScaledObject``); they are neither watched nor written.
+    missing: frozenset[str] = frozenset()
     workers: int = 4
     store: InferenceServiceStore = field(default_factory=InferenceServiceStore)
     #: Makes the client of each informer (a connection of its own), for start().
@@ -206,7 +208,7 @@ class Controller:
             api_factory,
             [
                 Watched(resource_named("InferenceService"), isvcs),
-                *self.caches.watched(leader_worker_sets=self.lws_installed),
+                *self.caches.watched(missing=self.missing),
                 *([config.watched()] if isinstance(config, ConfigSource) else []),
             ],
             namespaces,
@@ -266,7 +268,7 @@ class Controller:
                 await asyncio.to_thread(self._report_failure, key, body, str(exc))
                 outcome = Outcome.PARKED
                 return DONE
-            snapshot = snapshot_for(isvc, self.caches, lws_installed=self.lws_installed, now=now())
+            snapshot = snapshot_for(isvc, self.caches, missing=self.missing, now=now())
             plan, outcome, result = await asyncio.to_thread(self._pass, key, body, isvc, snapshot)
             self._record(key, plan)
             return result

@@ -7,7 +7,7 @@ classes) and the objects the operator writes; ``snapshot_for`` turns them into t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,8 +70,8 @@ class Caches:
             self.accelerator_classes,
         )
 
-    def watched(self, *, leader_worker_sets: bool = True) -> list[Watched]:
-        own = self.objects.watched(leader_worker_sets=leader_worker_sets)
+    def watched(self, *, missing: Container[str] = ()) -> list[Watched]:
+        own = self.objects.watched(missing=missing)
         return [*(Watched(resource_named(s.kind), s) for s in self.sources), *own]
 
     def runtimes(self, namespace: str) -> RuntimeCatalog:
@@ -100,7 +100,7 @@ class Caches:
 
 
 def snapshot_for(
-    isvc: InferenceService, caches: Caches, *, lws_installed: bool, now: str
+    isvc: InferenceService, caches: Caches, *, missing: Container[str], now: str
 ) -> Snapshot:
     components = [component_name(isvc.name, c) for c in COMPONENTS]
     model = isvc.spec.model.name if isvc.spec.model else ""
@@ -109,6 +109,7 @@ def snapshot_for(
         models=caches.models(isvc.namespace, model),
         existing=caches.objects.existing(isvc.namespace, isvc.name, components),
         pods=caches.objects.pods(isvc.namespace, isvc.name),
-        leader_worker_set_installed=lws_installed,
+        leader_worker_set_installed="LeaderWorkerSet" not in missing,
+        keda_installed="ScaledObject" not in missing,
         now=now,
     )

@@ -130,7 +130,8 @@ class PlanWriter:
             if deleted or (current is not None and not controlled_by(current, body)):
                 recheck_owner(api, body)
             try:
-                self.apply(api, key, with_owner(obj, body), current)
+                handed_over = plan.created_with.get((kind, name))
+                self.apply(api, key, with_owner(obj, body), current, handed_over)
             except ApiError as exc:  # say which object: the server's text may not
                 if isinstance(exc, AlreadyExists) and self.taken.refused(key, kind, name):
                     raise NameConflict(kind, name, key[1]) from None
@@ -147,9 +148,15 @@ class PlanWriter:
             raise StatusTargetGone() from None
 
     def apply(
-        self, api: KubeApi, key: Key, desired: Mapping[str, Any], current: Mapping[str, Any] | None
+        self,
+        api: KubeApi,
+        key: Key,
+        desired: Mapping[str, Any],
+        current: Mapping[str, Any] | None,
+        handed_over: Mapping[str, Any] | None = None,
     ) -> None:
-        """Apply one object, its answer into the record (its watch echo re-queues nothing)."""
+        """Apply one object, its answer into the record (its watch echo re-queues nothing);
+        ``handed_over``: the fields it is created with and then left to others."""
         identity, _ = identity_of(desired)
         held, packed = self.record.last_applied(identity), compact(desired)
         # Rendered as last time (the usual pass): ``desired`` is the last write, no unpacking.
@@ -157,7 +164,7 @@ class PlanWriter:
         self.record.writing(identity, BY)
         written = None
         try:
-            written = apply_object(api, desired, current, self._taken_back, last)
+            written = apply_object(api, desired, current, self._taken_back, last, handed_over)
             self.record.applied(identity, key, packed)  # what it now has, written or found
         finally:
             if self.record.answered(identity, written, created=current is None, owner=key):

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..models import COMPONENTS, ComponentSpec, InferenceService, ServingRuntime
+from .autoscaling import MAX_REPLICAS, annotation_problem, replica_range_problem
 from .deployment_modes import (
     MODE_ANNOTATION,
     DeploymentMode,
@@ -52,9 +53,6 @@ _MODES = ", ".join(m.value for m in DeploymentMode)
 AUTO_SELECTED, DOES_NOT_DECLARE_SUPPORT = "auto_selected", "does_not_declare_support"
 DEPLOYMENT_STRATEGY = "deployment_strategy"
 MODEL_KIND = "model_kind"
-#: Replica counts become a Deployment's, LeaderWorkerSet's or InferenceReplica's
-#: ``spec.replicas``: an int32.
-MAX_REPLICAS = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -159,23 +157,11 @@ def _check_pod_policy(
         raise AdmissionDenied("; ".join(denials))
 
 
-def replica_range_problem(place: str, spec: ComponentSpec) -> str:
-    """Why ``spec``'s replica bounds cannot be written (``place``: ``spec.engine``, ...);
-    "" when they can. ``maxReplicas: 0`` means unset (docs/reference/merging.md)."""
-    for bound, value in (("minReplicas", spec.min_replicas), ("maxReplicas", spec.max_replicas)):
-        if value is not None and not 0 <= value <= MAX_REPLICAS:
-            return f"{place}.{bound} must be from 0 to {MAX_REPLICAS} (got {value})"
-    low, high = spec.min_replicas, spec.max_replicas
-    if low is not None and high and low > high:
-        return f"{place}.minReplicas ({low}) must not be greater than {place}.maxReplicas ({high})"
-    return ""
-
-
 def _check_replicas(isvc: InferenceService) -> None:
-    for name, spec in _components(isvc):
-        problem = replica_range_problem(f"spec.{name}", spec)
-        if problem:
-            raise AdmissionDenied(problem)
+    problems = [annotation_problem("metadata.annotations", isvc.metadata.annotations)]
+    problems += [replica_range_problem(f"spec.{name}", spec) for name, spec in _components(isvc)]
+    if problem := next((p for p in problems if p), ""):
+        raise AdmissionDenied(problem)
 
 
 def _check_leader_worker_pairing(isvc: InferenceService) -> None:

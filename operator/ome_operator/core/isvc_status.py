@@ -6,9 +6,11 @@ Conditions come from the workloads each component's mode runs; the rest records 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..models import InferenceService, ServingRuntime
+from .autoscaling import Autoscaler, Autoscaling
 from .conditions import (
     COMPONENT_CONDITION,
     component_condition,
@@ -23,6 +25,7 @@ from .operator_config import OperatorConfig
 from .plans import Event, ResolvedComponent, Snapshot
 from .pod_health import CAUSES, workload_cause
 from .rendering import component_service, component_url, entry_url
+from .rendering.autoscalers import scale_target
 from .rendering.naming import component_name, leader_worker_set_name
 
 __all__ = [
@@ -53,6 +56,9 @@ def workload_key(isvc: InferenceService, name: str, mode: DeploymentMode) -> tup
     return "Deployment", component_name(isvc.name, name)
 
 
+#: The kinds of the workload a component's autoscaler scales.
+WORKLOAD_KINDS = frozenset({"Deployment", "LeaderWorkerSet", "InferenceReplica"})
+
 #: Modes with a workload object; another mode's object left behind means a mode change.
 WORKLOAD_MODES = (
     DeploymentMode.RAW_DEPLOYMENT,
@@ -61,9 +67,15 @@ WORKLOAD_MODES = (
 )
 
 
-def _desired_instances(objects: tuple[dict[str, Any], ...]) -> int:
+def _desired_instances(
+    objects: tuple[dict[str, Any], ...], existing: Mapping[str, Any] | None, *, scaled: bool
+) -> int:
+    """The Instances wanted: as the InferenceReplica holds them when an autoscaler sets them
+    (``scaled``), else as rendered."""
     replica = next((o for o in objects if o["kind"] == "InferenceReplica"), {})
-    return (replica.get("spec") or {}).get("replicas") or 1
+    rendered = (replica.get("spec") or {}).get("replicas")
+    held = ((existing or {}).get("spec") or {}).get("replicas")
+    return (held if scaled else None) or rendered or 1
 
 
 def component_ready(
@@ -81,7 +93,9 @@ def component_ready(
         comp.name,
         mode.value,
         snap.existing.get(key),
-        desired=_desired_instances(comp.objects),
+        desired=_desired_instances(
+            comp.objects, snap.existing.get(key), scaled=comp.created_with is not None
+        ),
         max_unavailable=unavailable,
         cause=workload_cause(snap.existing.get(key), pods),
         previous=find_condition(previous, COMPONENT_CONDITION[comp.name]),
@@ -103,6 +117,45 @@ def cause_events(
     return tuple(found)
 
 
+def _replicas(obj: Mapping[str, Any] | None, part: str) -> int | None:
+    found = ((obj or {}).get(part) or {}).get("replicas")
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
+
+
+def _desired_replicas(comp: ResolvedComponent, workload: Mapping[str, Any] | None) -> int | None:
+    """The workload's ``spec.replicas`` once this pass is written: as the autoscaler set it,
+    else as rendered (the operator keeps it, or creates the workload with it now)."""
+    if comp.created_with is not None and workload is not None:
+        return _replicas(workload, "spec")
+    rendered = next((o for o in comp.objects if o["kind"] in WORKLOAD_KINDS), None)
+    return _replicas(rendered, "spec")
+
+
+def autoscaler_status(
+    scaling: Autoscaling, desired: int | None, current: int | None
+) -> dict[str, Any]:
+    """``status.components.<c>.autoscaler`` (docs/autoscaling.md): the class and why, the
+    bounds and where they came from, what it scales on, and the workload's desired replicas
+    (its ``spec.replicas`` as this pass leaves it) and current ones (its ``status.replicas``)."""
+    found: dict[str, Any] = {
+        "class": scaling.autoscaler.value,
+        "reason": scaling.reason,
+        "minReplicas": scaling.min_replicas,
+        "maxReplicas": scaling.max_replicas,
+        "minReplicasSource": scaling.bounds_source[0],
+        "maxReplicasSource": scaling.bounds_source[1],
+    }
+    if scaling.autoscaler is Autoscaler.HPA:
+        found.update({"metric": scaling.metric, "target": scaling.target})
+    elif scaling.autoscaler is Autoscaler.KEDA:
+        found["metric"] = scaling.metric
+    if desired is not None:
+        found["desiredReplicas"] = desired
+    if current is not None:
+        found["currentReplicas"] = current
+    return found
+
+
 def _component_status(
     isvc: InferenceService,
     comp: ResolvedComponent,
@@ -118,12 +171,6 @@ def _component_status(
     if ready:
         port = component_service(comp.objects)["spec"]["ports"][0]["port"]
         found["url"] = component_url(isvc, name, port, config.cluster_domain)
-    if mode is DeploymentMode.RAW_DEPLOYMENT:
-        found["scaleTargetRef"] = {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "name": component_name(isvc.name, name),
-        }
     if mode is DeploymentMode.OME_NATIVE:
         replica = snap.existing.get(("InferenceReplica", component_name(isvc.name, name)))
         lifecycle = omenative_counts(replica)
@@ -131,11 +178,16 @@ def _component_status(
         if conditions:
             lifecycle["conditions"] = conditions
         found["lifecycle"] = lifecycle
-        found["scaleTargetRef"] = {
-            "apiVersion": "ome.io/v1beta1",
-            "kind": "InferenceReplica",
-            "name": component_name(isvc.name, name),
-        }
+    found["scaleTargetRef"] = scale_target(comp.context)
+    scaling = comp.context.autoscaling
+    if scaling is not None:
+        # The replicas only while someone else scales them: a fixed count is the workload's
+        # own, and a roll would rewrite the status twice for nothing.
+        workload = snap.existing.get(workload_key(isvc, name, mode))
+        scaled = scaling.owns_replicas
+        desired = _desired_replicas(comp, workload) if scaled else None
+        current = _replicas(workload, "status") if scaled else None
+        found["autoscaler"] = autoscaler_status(scaling, desired, current)
     return found
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .autoscaling import KedaConfigError, KedaDefaults, parse_keda_defaults
 from .deployment_modes import DeploymentMode
 from .metadata_propagation import (
     MetadataPropagation,
@@ -120,6 +121,8 @@ class OperatorConfig:
     pod_policy: PodPolicy = field(default_factory=PodPolicy)
     #: ``metadataPropagation``: which labels and annotations are copied, and how many bytes.
     metadata_propagation: MetadataPropagation = field(default_factory=MetadataPropagation)
+    #: ``kedaConfig``: what a KEDA trigger asks when the InferenceService does not say.
+    keda: KedaDefaults = field(default_factory=KedaDefaults)
 
 
 def _positive(key: str, value: Any) -> int:
@@ -227,6 +230,13 @@ def _metadata_propagation(text: str | None) -> MetadataPropagation:
         raise ConfigError(str(exc)) from None
 
 
+def _keda(text: str | None) -> KedaDefaults:
+    try:
+        return parse_keda_defaults(text)
+    except KedaConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def parse_operator_config(data: Mapping[str, str] | None) -> OperatorConfig:
     """The configuration from the ConfigMap's ``data``; StartupConfigError is raised, other
     problems are kept in ``problem`` so reconciles can stall with the exact log text."""
@@ -238,6 +248,7 @@ def parse_operator_config(data: Mapping[str, str] | None) -> OperatorConfig:
         model_volumes = _model_volumes(data.get("modelVolumes"))
         pod_policy = _pod_policy(data.get("podPolicy"))
         propagation = _metadata_propagation(data.get("metadataPropagation"))
+        keda = _keda(data.get("kedaConfig"))
     except StartupConfigError:
         raise
     except ConfigError as problem:
@@ -249,4 +260,5 @@ def parse_operator_config(data: Mapping[str, str] | None) -> OperatorConfig:
         model_volumes=model_volumes,
         pod_policy=pod_policy,
         metadata_propagation=propagation,
+        keda=keda,
     )

@@ -41,6 +41,8 @@ class Snapshot:
     existing: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     pods: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
     leader_worker_set_installed: bool = True
+    #: Whether the KEDA ScaledObject API is served (looked up at start, as LeaderWorkerSet's).
+    keda_installed: bool = True
     now: str = "1970-01-01T00:00:00Z"
     config: OperatorConfig = field(default_factory=OperatorConfig)
     namespace_labels: Mapping[str, str] = field(default_factory=dict)
@@ -87,6 +89,9 @@ class ReconcilePlan:
     events: tuple[Event, ...] = ()
     logs: tuple[LogRecord, ...] = ()
     decisions: Decisions = Decisions()
+    #: (kind, name) -> fields an object is created with and then left to others: a scaled
+    #: workload's ``replicas`` (docs/autoscaling.md).
+    created_with: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -97,3 +102,5 @@ class ResolvedComponent:
     resolved: ResolvedMode
     context: ComponentContext
     objects: tuple[dict[str, Any], ...]
+    #: The fields the workload is created with and then left to its autoscaler (None: none).
+    created_with: Mapping[str, Any] | None = None

@@ -9,11 +9,12 @@ applies the plan through the API; ``ome-operator render`` prints it. Nothing her
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..models import InferenceService, InvalidResourceError, ModelResource, ServingRuntime
 from ..models.object_metadata import labels_of, metadata_of
+from .autoscaling import Autoscaler, decide_autoscaling
 from .conditions import (
     COMPONENT_CONDITION,
     condition,
@@ -37,6 +38,7 @@ from .isvc_status import (
 )
 from .merging import effective_replicas, merge_component
 from .metadata_propagation import over_bound_message
+from .missing_apis import ApiMissing, KedaMissing, LwsMissing
 from .operator_config import OperatorConfig
 from .ownership import is_controlled_by_it, is_ours, own_writes, split_existing
 from .plans import (
@@ -58,6 +60,7 @@ from .rendering import (
     render_component,
     render_entry_service,
 )
+from .rendering.autoscalers import autoscaler_keys, created_with
 from .rendering.metadata import OWNER_LABEL
 from .rendering.naming import component_name
 from .resolving import Stop, resolve_model, resolve_runtime
@@ -84,25 +87,6 @@ def _virtual(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -> 
     return ReconcilePlan(Outcome.SUCCESS, status=status)
 
 
-#: Reason of the condition and the Warning event of a MultiNode component whose API is not
-#: installed (not retried: the API is looked up at start, so no retry can succeed before a
-#: restart).
-LWS_NOT_INSTALLED = "LeaderWorkerSetNotInstalled"
-
-
-class _LeaderWorkerSetMissing(ComponentRenderError):
-    def __init__(self) -> None:
-        super().__init__("the LeaderWorkerSet CRD (leaderworkerset.x-k8s.io/v1) is not installed")
-
-    def advice(self, component: str) -> str:
-        """What the author reads on the InferenceService and in its event."""
-        return (
-            f"{component} component runs as MultiNode, which needs the LeaderWorkerSet CRD "
-            "(leaderworkerset.x-k8s.io/v1); it is not installed: install it and restart the "
-            "operator, or move the component to OMENative"
-        )
-
-
 def _told(
     isvc: InferenceService, name: str, reason: str, message: str, plan: ReconcilePlan, now: str
 ) -> ReconcilePlan:
@@ -119,11 +103,11 @@ def _told(
     return replace(plan, status=status, events=(*plan.events, event))
 
 
-def _lws_missing(
-    isvc: InferenceService, name: str, exc: _LeaderWorkerSetMissing, plan: ReconcilePlan, now: str
+def _api_missing(
+    isvc: InferenceService, name: str, exc: ApiMissing, plan: ReconcilePlan, now: str
 ) -> ReconcilePlan:
     """Parked: the API is looked up at start, so no retry can succeed before a restart."""
-    told = _told(isvc, name, LWS_NOT_INSTALLED, exc.advice(name), plan, now)
+    told = _told(isvc, name, exc.reason, exc.advice(name), plan, now)
     return replace(told, outcome=Outcome.PARKED)
 
 
@@ -171,8 +155,13 @@ def _component(
     resolved = resolve_component_mode(isvc, name, merged)
     check_component_mode(name, resolved)
     if resolved.mode is DeploymentMode.MULTI_NODE and not snap.leader_worker_set_installed:
-        raise _LeaderWorkerSetMissing()
+        raise LwsMissing()
     minimum, maximum = effective_replicas(name, merged, config.replicas)
+    scaling = decide_autoscaling(isvc, declared, merged, (minimum, maximum), config.keda)
+    if scaling.autoscaler is Autoscaler.KEDA and not snap.keda_installed:
+        raise KedaMissing(scaling.reason)
+    workload = snap.existing.get(workload_key(isvc, name, resolved.mode)) or {}
+    held = (workload.get("spec") or {}).get("replicas") if scaling.owns_replicas else None
     context = ComponentContext(
         isvc=isvc,
         component=name,
@@ -187,13 +176,15 @@ def _component(
         pdb_defaults=config.pdb,
         metadata_propagation=config.metadata_propagation,
         model_volume=config.model_volumes.source_for(isvc.namespace, model),
+        autoscaling=scaling,
+        held_replicas=held if isinstance(held, int) else None,
     )
     objects = tuple(render_component(context))
     pdb_name = component_name(isvc.name, name)
     existing = snap.existing.get(("PodDisruptionBudget", pdb_name))
     if existing is not None and not is_ours(existing, isvc):
         raise PdbPreflightError(name, pdb_name)
-    return ResolvedComponent(name, resolved, context, objects)
+    return ResolvedComponent(name, resolved, context, objects, created_with(context))
 
 
 def _failure(isvc: InferenceService, name: str, error: Exception) -> LogRecord:
@@ -249,20 +240,47 @@ def _budget_moves(
     return objects, (() if desired is not None else (_ref(existing),))
 
 
+@dataclass(frozen=True)
+class _Writes:
+    """The reconciled components' objects to apply (in component order), to delete, and the
+    fields their workloads are created with."""
+
+    apply: list[dict[str, Any]]
+    delete: list[dict[str, Any]]
+    created_with: dict[tuple[str, str], Mapping[str, Any]]
+
+
+def _stale_autoscalers(
+    isvc: InferenceService, comp: ResolvedComponent, snap: Snapshot
+) -> list[dict[str, Any]]:
+    """The component's HorizontalPodAutoscaler or ScaledObject it no longer renders (class
+    changed, bounds now equal): deleted, as OME deletes the other class's object."""
+    rendered = {(o["kind"], o["metadata"]["name"]) for o in comp.objects}
+    return [
+        _ref(found)
+        for key in autoscaler_keys(isvc.name, comp.name)
+        if key not in rendered
+        and (found := snap.existing.get(key)) is not None
+        and is_ours(found, isvc)
+    ]
+
+
 def _component_writes(
     isvc: InferenceService,
     components: list[ResolvedComponent],
     ready: dict[str, dict],
     snap: Snapshot,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The reconciled components' objects to apply and budgets to delete, in component order."""
-    apply: list[dict[str, Any]] = []
-    delete: list[dict[str, Any]] = []
+) -> _Writes:
+    writes = _Writes([], [], {})
     for comp in components:
         objects, removed = _budget_moves(isvc, comp, ready[comp.name]["status"] == "True", snap)
-        apply.extend(objects)
-        delete.extend(removed)
-    return apply, delete
+        writes.apply.extend(objects)
+        writes.delete.extend(removed)
+        writes.delete.extend(_stale_autoscalers(isvc, comp, snap))
+        if comp.created_with is not None:
+            key = workload_key(isvc, comp.name, comp.resolved.mode)
+            writes.created_with[key] = comp.created_with
+    return writes
 
 
 def _orphans(isvc: InferenceService, snap: Snapshot) -> tuple[dict[str, Any], ...]:
@@ -304,21 +322,23 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
             # A component failure: the earlier components are reconciled in full, their budget moves
             # included (docs/reference/status-and-events.md, Component failures).
             ready = {c.name: component_ready(isvc, c, snap, previous) for c in components}
-            apply, delete = _component_writes(isvc, components, ready, snap)
+            writes = _component_writes(isvc, components, ready, snap)
             decisions = replace(chosen.decisions, component_errors=((name, _error_reason(exc)),))
             failed = ReconcilePlan(
                 Outcome.ERROR,
-                apply=tuple(apply),
-                delete=tuple(delete),
+                apply=tuple(writes.apply),
+                delete=tuple(writes.delete),
+                created_with=writes.created_with,
                 logs=(*chosen.logs, _failure(isvc, name, exc)),
                 decisions=decisions,
             )
-            if isinstance(exc, _LeaderWorkerSetMissing):
-                return _lws_missing(isvc, name, exc, failed, snap.now)
+            if isinstance(exc, ApiMissing):
+                return _api_missing(isvc, name, exc, failed, snap.now)
             return _failed_component(isvc, name, exc, chosen.runtime, failed, snap.now)
         components.append(comp)
     ready = {c.name: component_ready(isvc, c, snap, previous) for c in components}
-    apply, delete = _component_writes(isvc, components, ready, snap)
+    writes = _component_writes(isvc, components, ready, snap)
+    apply, delete = writes.apply, writes.delete
     front = components[-1] if components[-1].name == "router" else components[0]
     propagation = config.metadata_propagation
     apply.append(render_entry_service(isvc, component_service(front.objects), propagation))
@@ -336,6 +356,7 @@ def _reconcile(isvc: InferenceService, snap: Snapshot, config: OperatorConfig) -
         events=(*chosen.events, *cause_events(ready, previous), *_not_copied(isvc, config)),
         logs=chosen.logs,
         decisions=decisions,
+        created_with=writes.created_with,
     )
 
 

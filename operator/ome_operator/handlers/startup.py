@@ -19,6 +19,7 @@ from ..cluster.api import KubeApi, WriteFence
 from ..cluster.credentials import kube_api
 from ..cluster.errors import ApiError
 from ..cluster.leases import LeaseElector, LeaseTerms
+from ..cluster.resources import resource_named
 from ..controller.configuring import ConfigSource
 from ..controller.leading import Leadership
 from ..controller.namespace_labels import NamespaceLabels
@@ -35,8 +36,9 @@ from .metrics_access import secured_serving
 from .review_server import ConnectionTimeouts, ReviewServer
 
 __all__ = [
+    "OPTIONAL_KINDS",
     "build_controller",
-    "leader_worker_sets_installed",
+    "missing_kinds",
     "replica_identity",
     "unready_reason",
     "user_agent",
@@ -60,13 +62,28 @@ def allow_deep_objects() -> None:
     threading.stack_size(THREAD_STACK)
 
 
-def leader_worker_sets_installed(api: KubeApi) -> bool:
-    """MultiNode needs the LeaderWorkerSet API when the manager starts."""
+#: The optional APIs looked up at start: MultiNode needs LeaderWorkerSets, the KEDA autoscaler
+#: class ScaledObjects.
+OPTIONAL_KINDS = ("LeaderWorkerSet", "ScaledObject")
+
+
+def served(api: KubeApi, kind: str) -> bool:
+    """Whether the API server serves ``kind`` (its group version lists its resource)."""
+    resource = resource_named(kind)
     try:
-        found = api.request("GET", "/apis/leaderworkerset.x-k8s.io/v1")
+        found = api.request("GET", f"/apis/{resource.api_version}")
     except ApiError:
         return False
-    return any(r.get("name") == "leaderworkersets" for r in found.get("resources", []))
+    return any(r.get("name") == resource.plural for r in found.get("resources", []))
+
+
+def _found(kind: str, missing: frozenset[str]) -> str:
+    return "not installed" if kind in missing else "installed"
+
+
+def missing_kinds(api: KubeApi) -> frozenset[str]:
+    """The optional kinds (``OPTIONAL_KINDS``) the API server does not serve."""
+    return frozenset(kind for kind in OPTIONAL_KINDS if not served(api, kind))
 
 
 def replica_identity() -> str:
@@ -189,14 +206,16 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
             logger.error(str(exc))
             memo.startup_failure = str(exc)  # what `ome-operator run` exits with
             raise kopf.PermanentError(str(exc)) from None
-    controller.lws_installed = await asyncio.to_thread(
-        leader_worker_sets_installed, controller.api_factory()
-    )
+    controller.missing = await asyncio.to_thread(missing_kinds, controller.api_factory())
     # Optional APIs, looked up once: a MultiNode component without one is parked with the
-    # condition and event LeaderWorkerSetNotInstalled until a restart finds it.
+    # condition and event LeaderWorkerSetNotInstalled, a KEDA-scaled one with
+    # KEDANotInstalled, until a restart finds it.
     logger.info(
         "Optional APIs found at start",
-        extra={"leaderWorkerSet": "installed" if controller.lws_installed else "not installed"},
+        extra={
+            "leaderWorkerSet": _found("LeaderWorkerSet", controller.missing),
+            "keda": _found("ScaledObject", controller.missing),
+        },
     )
     controller.start(
         controller.watch_api or kube_api,

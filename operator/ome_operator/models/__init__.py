@@ -6,7 +6,7 @@ Pure data: no I/O.
 from .accelerator_class import AcceleratorClass
 from .base import CRDModel, InvalidResourceError, JsonDict, ObjectMeta, parse
 from .base_model import ModelFormatRef, ModelResource, ModelSpec, ModelStorage
-from .components import AcceleratorSelector, ComponentSpec, LeaderSpec, WorkerSpec
+from .components import AcceleratorSelector, ComponentSpec, KedaConfig, LeaderSpec, WorkerSpec
 from .inference_service import (
     COMPONENTS,
     InferenceService,
@@ -36,6 +36,7 @@ __all__ = [
     "InferenceServiceSpec",
     "InvalidResourceError",
     "JsonDict",
+    "KedaConfig",
     "LeaderSpec",
     "ModelFormat",
     "ModelFormatRef",

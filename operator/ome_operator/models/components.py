@@ -11,7 +11,15 @@ from typing_extensions import TypedDict
 
 from .base import CRDModel, IntOrString, JsonDict
 
-__all__ = ["AcceleratorSelector", "ComponentSpec", "LeaderSpec", "Runner", "WorkerSpec"]
+__all__ = [
+    "AcceleratorSelector",
+    "ComponentSpec",
+    "KedaAuthenticationRef",
+    "KedaConfig",
+    "LeaderSpec",
+    "Runner",
+    "WorkerSpec",
+]
 
 
 class _EnvVar(TypedDict, total=False):
@@ -87,6 +95,26 @@ class WorkerSpec(CRDModel):
     runner: Runner | None = None
 
 
+class KedaAuthenticationRef(CRDModel):
+    """A KEDA TriggerAuthentication or ClusterTriggerAuthentication, by name."""
+
+    name: StrictStr | None = None
+    kind: StrictStr | None = None
+
+
+class KedaConfig(CRDModel):
+    """KEDA settings of a component or an InferenceService (docs/autoscaling.md): what the
+    ScaledObject's Prometheus trigger asks, and whether KEDA scales the component at all."""
+
+    enable_keda: StrictBool | None = None
+    prom_server_address: StrictStr | None = None
+    custom_prom_query: StrictStr | None = None
+    scaling_threshold: StrictStr | None = None
+    scaling_operator: StrictStr | None = None
+    authentication_ref: KedaAuthenticationRef | None = None
+    auth_modes: StrictStr | None = None
+
+
 class ComponentSpec(CRDModel):
     """An engine, decoder or router, as declared or as merged with a runtime config."""
 
@@ -94,6 +122,9 @@ class ComponentSpec(CRDModel):
     labels: dict[str, StrictStr] = {}
     min_replicas: StrictInt | None = None
     max_replicas: StrictInt | None = None
+    scale_target: StrictInt | None = None
+    scale_metric: StrictStr | None = None
+    keda_config: KedaConfig | None = None
     min_available: IntOrString | None = None
     max_unavailable: IntOrString | None = None
     deployment_strategy: JsonDict | None = None

@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import StrictBool, StrictStr
 
 from .base import CRDModel, JsonDict, ObjectMeta, defaults
-from .components import AcceleratorSelector, ComponentSpec
+from .components import AcceleratorSelector, ComponentSpec, KedaConfig
 
 __all__ = ["COMPONENTS", "InferenceService", "InferenceServiceSpec", "ModelRef", "RuntimeRef"]
 
@@ -36,6 +36,7 @@ class InferenceServiceSpec(CRDModel):
     decoder: ComponentSpec | None = None
     router: ComponentSpec | None = None
     accelerator_selector: AcceleratorSelector | None = None
+    keda_config: KedaConfig | None = None
 
     def component(self, name: str) -> ComponentSpec | None:
         return getattr(self, name)

@@ -69,3 +69,40 @@ def test_the_service_annotation_makes_every_component_virtual() -> None:
         ("Active", "ENGINE", "VirtualDeployment (ServiceAnnotation)"),
         ("Active", "ROUTER", "VirtualDeployment (ServiceAnnotation)"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("runtime_spec", "isvc_spec", "expected"),
+    [
+        pytest.param(
+            {},
+            {},
+            [("Live", "ENGINE", "RawDeployment (Default)")],
+            id="bounds of the operator configuration alone are not listed",
+        ),
+        pytest.param(
+            {"engineConfig": {"minReplicas": 1, "maxReplicas": 4}},
+            {"engine": {"minReplicas": 2}},
+            [
+                ("Live", "ENGINE", "RawDeployment (Default)"),
+                ("Live", "ENGINE-REPLICAS", "min 2 (InferenceService), max 4 (runtime)"),
+            ],
+            id="each bound says where it came from: the InferenceService or its runtime",
+        ),
+        pytest.param(
+            {},
+            {"engine": {"maxReplicas": 5}},
+            [
+                ("Live", "ENGINE", "RawDeployment (Default)"),
+                ("Live", "ENGINE-REPLICAS", "min configuration, max 5 (InferenceService)"),
+            ],
+            id="a bound left to the operator configuration is named without its value",
+        ),
+    ],
+)
+def test_replica_bound_rows(
+    runtime_spec: dict[str, Any], isvc_spec: dict[str, Any], expected: list[tuple]
+) -> None:
+    runtime = runtime_manifest("vllm-llama", **runtime_spec)
+    rows = rows_of([runtime, MODEL, service(runtime=NAMED, **isvc_spec)])
+    assert [r for r in rows if r[0] == "Live" and r[1].startswith("ENGINE")] == expected

@@ -163,7 +163,17 @@ def view_document(state: str, value_hash: str | None, revision_name: str | None 
         "revision": revision_name,
         "hash": value_hash[:8] if value_hash else None,
         "fullHash": value_hash,
-        "components": [{"component": "engine", "mode": "RawDeployment", "modeSource": "Default"}],
+        "components": [
+            {
+                "component": "engine",
+                "mode": "RawDeployment",
+                "modeSource": "Default",
+                "minReplicas": None,
+                "minReplicasSource": "configuration",
+                "maxReplicas": None,
+                "maxReplicasSource": "configuration",
+            }
+        ],
     }
 
 
@@ -260,6 +270,10 @@ def test_yaml_is_the_same_report_in_yaml() -> None:
             - component: engine
               mode: RawDeployment
               modeSource: Default
+              minReplicas: null
+              minReplicasSource: configuration
+              maxReplicas: null
+              maxReplicasSource: configuration
           active:
             state: Available
             reason: null
@@ -274,6 +288,10 @@ def test_yaml_is_the_same_report_in_yaml() -> None:
             - component: engine
               mode: RawDeployment
               modeSource: Default
+              minReplicas: null
+              minReplicasSource: configuration
+              maxReplicas: null
+              maxReplicasSource: configuration
         service:
           pin:
             mode: ExplicitPin

@@ -39,6 +39,8 @@ _API_VERSIONS = {
     "PodDisruptionBudget": "policy/v1",
     "InferenceReplica": "ome.io/v1beta1",
     "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1",
+    "HorizontalPodAutoscaler": "autoscaling/v2",
+    "ScaledObject": "keda.sh/v1alpha1",
 }
 
 
@@ -148,9 +150,10 @@ def condition_of(
 
 
 def objects_of(
-    component: str, mode: str = "RawDeployment", *, pdb: bool = True
+    component: str, mode: str = "RawDeployment", *, pdb: bool = True, hpa: bool = True
 ) -> list[tuple[str, str]]:
-    """The (kind, name) of a component's objects, in render order (S5)."""
+    """The (kind, name) of a component's objects, in render order; ``hpa``: the default
+    autoscaler (bounds 1 to the configured maximum) last."""
     name = f"svc-{component}"
     found = {
         "RawDeployment": [("Deployment", name), ("Service", name)],
@@ -161,10 +164,23 @@ def objects_of(
             ("Service", f"{name}-headless"),
         ],
     }[mode]
-    return found + ([("PodDisruptionBudget", name)] if pdb else [])
+    budget = [("PodDisruptionBudget", name)] if pdb else []
+    return found + budget + ([("HorizontalPodAutoscaler", name)] if hpa else [])
 
 
 ENTRY = [("Service", "svc")]
+#: ``status.components.<c>.autoscaler`` of an engine with the configuration's bounds (1 to 3),
+#: before the workload's ``spec.replicas`` and ``status.replicas`` are added.
+DEFAULT_AUTOSCALER = {
+    "class": "hpa",
+    "reason": "the default autoscaler class",
+    "minReplicas": 1,
+    "maxReplicas": 3,
+    "minReplicasSource": "configuration",
+    "maxReplicasSource": "configuration",
+    "metric": "cpu",
+    "target": 80,
+}
 INGRESS = condition_of("IngressReady", "True", "IngressDisabled")
 
 
@@ -187,6 +203,7 @@ def plan_of(
     *,
     pods: Mapping[str, tuple[dict[str, Any], ...]] | None = None,
     lws: bool = True,
+    keda: bool = True,
     config: OperatorConfig = CONFIG,
 ) -> ReconcilePlan:
     """One pass; ``pods``: component -> the pods of its Deployment or LeaderWorkerSet."""
@@ -196,6 +213,7 @@ def plan_of(
         existing={(o["kind"], o["metadata"]["name"]): o for o in existing},
         pods=pods or {},
         leader_worker_set_installed=lws,
+        keda_installed=keda,
         now=NOW,
         config=config,
     )

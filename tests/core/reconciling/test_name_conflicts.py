@@ -199,7 +199,7 @@ def test_without_a_uid_nothing_is_recorded_and_a_controller_reference_by_name_is
     plan = plan_of(isvc_of(annotations={UID: "forged"}), existing=[deployment_of()])
 
     assert plan.outcome is Outcome.SUCCESS
-    assert [UID in (o["metadata"].get("annotations") or {}) for o in plan.apply] == [False] * 4
+    assert [UID in (o["metadata"].get("annotations") or {}) for o in plan.apply] == [False] * 5
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import pytest
 
 from ome_operator.models import InferenceService, ServingRuntime
 from tests.builders import make_runtime
+from tests.core.reconciling.plans import DEFAULT_AUTOSCALER as HPA
 from tests.core.reconciling.plans import (
     RT,
     annotated_isvc,
@@ -21,6 +22,11 @@ from tests.core.reconciling.plans import (
 
 RAW_TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "svc-engine"}
 NATIVE_TARGET = {"apiVersion": "ome.io/v1beta1", "kind": "InferenceReplica", "name": "svc-engine"}
+LWS_TARGET = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "name": "lws-svc-engine",
+}
 ENGINE_URL = "http://svc-engine.default.svc.cluster.local:8080"
 REPLICA_STATUS = {
     "observedGeneration": 7,
@@ -48,6 +54,7 @@ REPLICA_STATUS = {
                     "deploymentMode": "RawDeployment",
                     "deploymentModeSource": "Default",
                     "scaleTargetRef": RAW_TARGET,
+                    "autoscaler": {**HPA, "desiredReplicas": 1},
                 }
             },
             id="a RawDeployment component has its Deployment as scale target and no URL yet",
@@ -62,6 +69,7 @@ REPLICA_STATUS = {
                     "deploymentModeSource": "Default",
                     "url": ENGINE_URL,
                     "scaleTargetRef": RAW_TARGET,
+                    "autoscaler": HPA,
                 }
             },
             id="the component URL appears once the component is ready, with the Service's port",
@@ -85,6 +93,7 @@ REPLICA_STATUS = {
                     "deploymentModeSource": "Default",
                     "url": "http://svc-engine.default.svc.cluster.local:30000",
                     "scaleTargetRef": RAW_TARGET,
+                    "autoscaler": HPA,
                 }
             },
             id="the component URL carries the first port the component Service listens on",
@@ -99,6 +108,7 @@ REPLICA_STATUS = {
                     "deploymentModeSource": "ServiceSpec",
                     "lifecycle": {},
                     "scaleTargetRef": NATIVE_TARGET,
+                    "autoscaler": {**HPA, "desiredReplicas": 1},
                 }
             },
             id="an OMENative component targets its InferenceReplica and has an empty lifecycle",
@@ -124,6 +134,7 @@ REPLICA_STATUS = {
                         "conditions": REPLICA_STATUS["conditions"],
                     },
                     "scaleTargetRef": NATIVE_TARGET,
+                    "autoscaler": {**HPA, "currentReplicas": 1},
                 }
             },
             id="an OMENative lifecycle mirrors the InferenceReplica's counts and conditions",
@@ -149,6 +160,7 @@ REPLICA_STATUS = {
                         "conditions": REPLICA_STATUS["conditions"],
                     },
                     "scaleTargetRef": NATIVE_TARGET,
+                    "autoscaler": {**HPA, "currentReplicas": 1},
                 }
             },
             id="a leader/worker shape is recorded as the mode source",
@@ -162,9 +174,12 @@ REPLICA_STATUS = {
                     "deploymentMode": "MultiNode",
                     "deploymentModeSource": "ComponentAnnotation",
                     "url": ENGINE_URL,
+                    "scaleTargetRef": LWS_TARGET,
+                    "autoscaler": HPA,
                 }
             },
-            id="a MultiNode component has no scale target; the runtime annotation is its source",
+            id="a MultiNode component targets its LeaderWorkerSet; the runtime annotation is its "
+            "source",
         ),
         pytest.param(
             isvc_of(decoder={}, router=annotated_isvc("OMENative"), deploymentMode="RawDeployment"),
@@ -175,17 +190,20 @@ REPLICA_STATUS = {
                     "deploymentMode": "RawDeployment",
                     "deploymentModeSource": "ServiceSpec",
                     "scaleTargetRef": RAW_TARGET,
+                    "autoscaler": {**HPA, "desiredReplicas": 1},
                 },
                 "decoder": {
                     "deploymentMode": "RawDeployment",
                     "deploymentModeSource": "ServiceSpec",
                     "scaleTargetRef": {**RAW_TARGET, "name": "svc-decoder"},
+                    "autoscaler": {**HPA, "desiredReplicas": 1},
                 },
                 "router": {
                     "deploymentMode": "OMENative",
                     "deploymentModeSource": "ComponentAnnotation",
                     "lifecycle": {},
                     "scaleTargetRef": {**NATIVE_TARGET, "name": "svc-router"},
+                    "autoscaler": {**HPA, "maxReplicas": 2, "desiredReplicas": 1},
                 },
             },
             id="every declared component is reported with its own mode and source",

@@ -13,6 +13,7 @@ from ome_operator.core.reconciling import Decisions, Outcome
 from ome_operator.models import InferenceService
 from tests.core.reconciling.plans import (
     AVAILABLE,
+    DEFAULT_AUTOSCALER,
     ENTRY,
     INGRESS,
     annotated_isvc,
@@ -56,6 +57,7 @@ def test_a_successful_pass_applies_the_workload_and_writes_the_whole_status() ->
                         "kind": "Deployment",
                         "name": "svc-engine",
                     },
+                    "autoscaler": DEFAULT_AUTOSCALER,
                 }
             },
             "runtime": {"kind": "ClusterServingRuntime", "name": "rt", "selection": "Selected"},

@@ -30,6 +30,7 @@ from ...models import (
     ServingRuntimeSpec,
     parse,
 )
+from ..autoscaling import bound_sources
 from ..deployment_modes import (
     InvalidComponentModeError,
     ResolvedMode,
@@ -46,6 +47,7 @@ from .vocabulary import (
     PinMode,
     PinState,
     Reason,
+    ReplicaBound,
     RuntimeEffectiveReport,
     RuntimeId,
     SelectionInfo,
@@ -157,7 +159,11 @@ def _components(isvc: InferenceService, spec: ServingRuntimeSpec) -> tuple[Compo
             spec.config(component), isvc.spec.component(component), where=component
         )
         resolved = resolve_component_mode(isvc, component, merged)
-        modes.append(ComponentMode(component, resolved.mode, resolved.source))
+        sources = bound_sources(isvc.spec.component(component), merged)
+        low = None if sources[0] == "configuration" else merged.min_replicas
+        high = None if sources[1] == "configuration" else merged.max_replicas
+        bounds = ReplicaBound(low, sources[0]), ReplicaBound(high, sources[1])
+        modes.append(ComponentMode(component, resolved.mode, resolved.source, *bounds))
     return tuple(modes)
 
 

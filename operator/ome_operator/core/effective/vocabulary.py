@@ -35,6 +35,7 @@ __all__ = [
     "PinState",
     "Reason",
     "Relation",
+    "ReplicaBound",
     "RuntimeEffectiveReport",
     "RuntimeId",
     "SelectionInfo",
@@ -137,10 +138,38 @@ class RuntimeId:
 
 
 @dataclass(frozen=True)
+class ReplicaBound:
+    """One replica bound of a component and where it comes from (docs/autoscaling.md); no
+    value when it is the operator configuration's, which this view does not read."""
+
+    value: int | None
+    source: str
+
+    def __str__(self) -> str:
+        return f"{self.source}" if self.value is None else f"{self.value} ({self.source})"
+
+
+_CONFIGURED = ReplicaBound(None, "configuration")
+
+
+@dataclass(frozen=True)
 class ComponentMode:
     component: str
     mode: DeploymentMode
     source: ModeSource
+    min_replicas: ReplicaBound = _CONFIGURED
+    max_replicas: ReplicaBound = _CONFIGURED
+
+    @property
+    def replicas_set(self) -> bool:
+        """Whether the InferenceService or its runtime sets a bound (else both are the
+        operator configuration's)."""
+        return (self.min_replicas, self.max_replicas) != (_CONFIGURED, _CONFIGURED)
+
+    @property
+    def replicas(self) -> str:
+        """``min <bound>, max <bound>``: the bounds an autoscaler scales between."""
+        return f"min {self.min_replicas}, max {self.max_replicas}"
 
 
 @dataclass(frozen=True)

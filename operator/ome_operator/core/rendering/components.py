@@ -9,6 +9,9 @@ MultiNode               LeaderWorkerSet, Service
 OMENative               InferenceReplica, Service, headless Service, PodDisruptionBudget (if any)
 ======================  ===================================================================
 
+and last, in every mode, the autoscaler if any (HorizontalPodAutoscaler or ScaledObject,
+docs/autoscaling.md).
+
 Objects carry their namespace but no owner references; the edge adds those.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..deployment_modes import DeploymentMode, InvalidComponentModeError
+from .autoscalers import render_autoscaler
 from .context import ComponentContext
 from .deployments import render_deployment
 from .disruption_budgets import render_pdb
@@ -45,4 +49,5 @@ def render_component(ctx: ComponentContext) -> list[dict[str, Any]]:
         ]
     else:
         raise InvalidComponentModeError(ctx.component, mode)
+    objects.append(render_autoscaler(ctx))
     return [obj for obj in objects if obj is not None]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...models import COMPONENTS, ComponentSpec, InferenceService, ModelResource, ServingRuntime
+from ..autoscaling import Autoscaler, Autoscaling
 from ..deployment_modes import DeploymentMode
 from ..metadata_propagation import MetadataPropagation
 from ..model_volumes import ModelVolumeSource
@@ -22,6 +23,7 @@ __all__ = [
     "ComponentContext",
     "has_leader_worker",
     "pods_per_replica",
+    "scaled_by_others",
     "worker_size",
 ]
 
@@ -50,10 +52,23 @@ class ComponentContext:
     model_volume: ModelVolumeSource = field(default_factory=ModelVolumeSource)
     #: Which labels and annotations are copied (``metadataPropagation``, docs/configuration.md).
     metadata_propagation: MetadataPropagation = field(default_factory=MetadataPropagation)
+    #: Who scales the component (docs/autoscaling.md); None: nobody, the operator keeps
+    #: ``replicas``.
+    autoscaling: Autoscaling | None = None
+    #: The replicas the workload holds while someone else scales it (None: not scaled, or not
+    #: there yet): an OMENative budget counts the pods of every Instance there is.
+    held_replicas: int | None = None
 
     def __post_init__(self) -> None:
         if self.component not in COMPONENTS:
             raise ValueError(f"component must be one of {COMPONENTS} (got {self.component!r})")
+
+
+def scaled_by_others(ctx: ComponentContext) -> bool:
+    """Whether an autoscaler (or someone else) sets the workload's ``replicas``: the operator
+    then sets it only when it creates the workload (docs/autoscaling.md)."""
+    scaling = ctx.autoscaling
+    return scaling is not None and scaling.autoscaler is not Autoscaler.NONE
 
 
 def has_leader_worker(ctx: ComponentContext) -> bool:

@@ -101,7 +101,8 @@ def render_pdb(ctx: ComponentContext) -> dict[str, Any] | None:
         return None
     field, value = budget
     if ctx.mode is DeploymentMode.OME_NATIVE:
-        total = max(ctx.min_replicas, 1) * pods_per_replica(ctx)
+        instances = ctx.held_replicas or max(ctx.min_replicas, 1)
+        total = instances * pods_per_replica(ctx)
         spec: dict[str, Any] = {"minAvailable": ome_native_min_available(budget, total)}
         selector = omenative_selector(ctx)
     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import ComponentContext, worker_size
+from .context import ComponentContext, scaled_by_others, worker_size
 from .metadata import object_metadata
 from .naming import app_label, leader_worker_set_name
 from .pod_specs import render_pod_template
@@ -23,14 +23,15 @@ WORKER_DROPPED_ANNOTATIONS = ("prometheus.io/",)
 
 
 def render_leader_worker_set(ctx: ComponentContext) -> dict[str, Any]:
-    """The LeaderWorkerSet; ``replicas`` is the effective ``minReplicas``."""
+    """The LeaderWorkerSet; ``replicas`` is the effective ``minReplicas`` (at least 1 when an
+    autoscaler scales it, docs/autoscaling.md)."""
     app = {"app": app_label(ctx.isvc.name, ctx.component)}
     return {
         "apiVersion": LWS_API_VERSION,
         "kind": "LeaderWorkerSet",
         "metadata": object_metadata(ctx, leader_worker_set_name(ctx.isvc.name, ctx.component)),
         "spec": {
-            "replicas": ctx.min_replicas,
+            "replicas": max(ctx.min_replicas, 1) if scaled_by_others(ctx) else ctx.min_replicas,
             "leaderWorkerTemplate": {
                 "size": 1 + worker_size(ctx),
                 "leaderTemplate": render_pod_template(ctx, "leader", labels=app),
