@@ -28,7 +28,6 @@ from ..core.operator_config import (
 )
 from ..core.reconciling import LogRecord, ReconcilePlan, Snapshot, reconcile
 from ..core.rendering import render_instance_pods
-from ..core.rendering.autoscalers import as_applied
 from ..core.selection import RuntimeCatalog
 from ..models import (
     MODEL_BY_KIND,
@@ -41,7 +40,7 @@ from ..models import (
 )
 from ..models.base import field_path, shown
 from ..models.limits import nesting_problem
-from ..models.object_metadata import labels_of, metadata_of, with_owner
+from ..models.object_metadata import labels_of, metadata_of, with_owner, without_fields
 from ..models.resources import display_name
 from .tables import format_table
 from .yaml_writing import yaml_text
@@ -110,7 +109,7 @@ def _objects(
     for obj in plan.apply:
         key = (obj["kind"], obj["metadata"]["name"])
         held, left = existing.get(key), plan.created_with.get(key)
-        owned = with_owner(as_applied(obj, left) if held and left else obj, isvc)
+        owned = with_owner(without_fields(obj, left) if held and left else obj, isvc)
         found.append(owned)
         if obj["kind"] == "InferenceReplica":
             instances = ((held if left else None) or obj)["spec"].get("replicas") or 1

@@ -21,6 +21,7 @@ from typing import Any
 
 from kubernetes.utils import parse_quantity
 
+from ..models.object_metadata import without_fields
 from .api import KubeApi
 from .apply_records import (
     ABSENT,
@@ -155,21 +156,6 @@ def _patched(api: KubeApi, existing: Mapping[str, Any], patch: list[Any], during
         raise Conflict(409, message, "Conflict", name=exc.name) from exc
 
 
-def _without(obj: Mapping[str, Any], paths: list[tuple[str, ...]]) -> dict[str, Any]:
-    """``obj`` without the fields at ``paths`` (fieldsV1 paths of maps)."""
-    kept = dict(obj)
-    for path in paths:
-        node = kept
-        for token in path[:-1]:
-            below = node.get(token[2:])
-            if not isinstance(below, Mapping):
-                break
-            node[token[2:]] = node = dict(below)
-        else:
-            node.pop(path[-1][2:], None)
-    return kept
-
-
 def _hand_over(
     api: KubeApi, existing: Mapping[str, Any], paths: list[tuple[str, ...]]
 ) -> Mapping[str, Any]:
@@ -201,12 +187,11 @@ def apply_object(
         # A create, never an apply: an apply would take over an object of that name that is
         # someone else's wherever their fields do not differ.
         return api.create(desired, manager=FIELD_MANAGER)
-    handed = list(map_paths(handed_over)) if handed_over else []
     patched = None  # the answer of the hand-over patch, if one was sent
-    if handed:
-        desired = _without(desired, handed)
-        last = None if last is None else _without(last, handed)
-        fresh = _hand_over(api, existing, handed)
+    if handed_over:
+        desired = without_fields(desired, handed_over)
+        last = None if last is None else without_fields(last, handed_over)
+        fresh = _hand_over(api, existing, list(map_paths(handed_over)))
         if fresh is not existing:
             patched = existing = dict(fresh)
     dropped = last is not None and last is not desired and dropped_since(desired, last)

@@ -221,17 +221,17 @@ def _trigger(isvc: InferenceService, merged: ComponentSpec, defaults: KedaDefaul
     template = config.custom_prom_query or defaults.query
     query = template.replace("%s", isvc.name) if template else _DEFAULT_QUERY.format(isvc.name)
     ref = config.authentication_ref
-    authenticated = ref is not None and bool(ref.name)
+    named = ref.name if ref is not None else None
     return KedaTrigger(
         server_address=pick("server_address", config.prom_server_address, defaults.server_address),
         metric_name=merged.scale_metric or "tps",
         query=pick("query", None, query),
         threshold=pick("threshold", config.scaling_threshold, defaults.threshold),
         operator=pick("operator", config.scaling_operator, defaults.operator),
-        authentication_ref=(ref.name or "", ref.kind or "TriggerAuthentication")
-        if authenticated and ref is not None
-        else None,
-        auth_modes=config.auth_modes if authenticated and config.auth_modes else None,
+        authentication_ref=(
+            (named, ref.kind or "TriggerAuthentication") if ref is not None and named else None
+        ),
+        auth_modes=(config.auth_modes or None) if named else None,
     )
 
 

@@ -67,15 +67,18 @@ WORKLOAD_MODES = (
 )
 
 
-def _desired_instances(
-    objects: tuple[dict[str, Any], ...], existing: Mapping[str, Any] | None, *, scaled: bool
-) -> int:
-    """The Instances wanted: as the InferenceReplica holds them when an autoscaler sets them
-    (``scaled``), else as rendered."""
-    replica = next((o for o in objects if o["kind"] == "InferenceReplica"), {})
-    rendered = (replica.get("spec") or {}).get("replicas")
-    held = ((existing or {}).get("spec") or {}).get("replicas")
-    return (held if scaled else None) or rendered or 1
+def _replicas(obj: Mapping[str, Any] | None, part: str) -> int | None:
+    """``<part>.replicas`` of ``obj`` (``spec`` or ``status``), when it is an integer."""
+    found = ((obj or {}).get(part) or {}).get("replicas")
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
+
+
+def _desired_instances(comp: ResolvedComponent, existing: Mapping[str, Any] | None) -> int:
+    """The Instances wanted: as the InferenceReplica holds them when someone else scales it,
+    else as rendered."""
+    rendered = next((o for o in comp.objects if o["kind"] == "InferenceReplica"), None)
+    held = _replicas(existing, "spec") if comp.created_with is not None else None
+    return held or _replicas(rendered, "spec") or 1
 
 
 def component_ready(
@@ -93,9 +96,7 @@ def component_ready(
         comp.name,
         mode.value,
         snap.existing.get(key),
-        desired=_desired_instances(
-            comp.objects, snap.existing.get(key), scaled=comp.created_with is not None
-        ),
+        desired=_desired_instances(comp, snap.existing.get(key)),
         max_unavailable=unavailable,
         cause=workload_cause(snap.existing.get(key), pods),
         previous=find_condition(previous, COMPONENT_CONDITION[comp.name]),
@@ -115,11 +116,6 @@ def cause_events(
         if reason in CAUSES and before.get("reason") != reason:
             found.append(Event("Warning", reason, f"{name} component: {now.get('message', '')}"))
     return tuple(found)
-
-
-def _replicas(obj: Mapping[str, Any] | None, part: str) -> int | None:
-    found = ((obj or {}).get(part) or {}).get("replicas")
-    return found if isinstance(found, int) and not isinstance(found, bool) else None
 
 
 def _desired_replicas(comp: ResolvedComponent, workload: Mapping[str, Any] | None) -> int | None:

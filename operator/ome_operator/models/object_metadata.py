@@ -23,6 +23,7 @@ __all__ = [
     "owner_reference",
     "uid_of",
     "with_owner",
+    "without_fields",
 ]
 
 #: (namespace, name) of an object; a cluster-scoped object's namespace is ``""``.
@@ -100,3 +101,16 @@ def with_owner(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> dict[str, An
     metadata = dict(metadata_of(obj))
     metadata["ownerReferences"] = [owner_reference(owner)]
     return {**obj, "metadata": metadata}
+
+
+def without_fields(obj: Mapping[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` without the fields ``fields`` names (a tree of maps whose leaves are the fields
+    to leave out: ``{"spec": {"replicas": 2}}`` leaves out ``spec.replicas``); a copy."""
+    kept = dict(obj)
+    for key, value in fields.items():
+        mine = kept.get(key)
+        if isinstance(value, Mapping) and isinstance(mine, Mapping):
+            kept[key] = without_fields(mine, value)
+        else:
+            kept.pop(key, None)
+    return kept

@@ -11,7 +11,6 @@ the operator never applies it afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..autoscaling import Autoscaler, Autoscaling, KedaTrigger
@@ -25,7 +24,6 @@ from .naming import component_name, leader_worker_set_name
 __all__ = [
     "HPA_API_VERSION",
     "KEDA_API_VERSION",
-    "as_applied",
     "autoscaler_keys",
     "created_with",
     "hpa_name",
@@ -141,18 +139,6 @@ def render_autoscaler(ctx: ComponentContext) -> dict[str, Any] | None:
     if scaling.autoscaler is Autoscaler.KEDA:
         return _scaled_object(ctx, scaling)
     return None
-
-
-def as_applied(obj: dict[str, Any], created: Mapping[str, Any]) -> dict[str, Any]:
-    """``obj`` as the operator applies it once it exists: without the fields it was only
-    created with (``created_with``)."""
-    kept = dict(obj)
-    for key, value in created.items():
-        if isinstance(value, Mapping) and isinstance(kept.get(key), dict):
-            kept[key] = as_applied(kept[key], value)
-        else:
-            kept.pop(key, None)
-    return kept
 
 
 def created_with(ctx: ComponentContext) -> dict[str, Any] | None:

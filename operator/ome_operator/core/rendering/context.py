@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...models import COMPONENTS, ComponentSpec, InferenceService, ModelResource, ServingRuntime
-from ..autoscaling import Autoscaler, Autoscaling
+from ..autoscaling import Autoscaling
 from ..deployment_modes import DeploymentMode
 from ..metadata_propagation import MetadataPropagation
 from ..model_volumes import ModelVolumeSource
@@ -67,8 +67,7 @@ class ComponentContext:
 def scaled_by_others(ctx: ComponentContext) -> bool:
     """Whether an autoscaler (or someone else) sets the workload's ``replicas``: the operator
     then sets it only when it creates the workload (docs/autoscaling.md)."""
-    scaling = ctx.autoscaling
-    return scaling is not None and scaling.autoscaler is not Autoscaler.NONE
+    return ctx.autoscaling is not None and ctx.autoscaling.owns_replicas
 
 
 def has_leader_worker(ctx: ComponentContext) -> bool:
