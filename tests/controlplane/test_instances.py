@@ -328,7 +328,7 @@ def test_scaling_picks_indexes_and_deleting_the_service_removes_every_pod(
     assert budget["minAvailable"] == 1  # 2 Instances x 1 pod - maxUnavailable 1
 
     cluster.delete(ISVC, namespace, "chat")
-    eventually(lambda: cluster.list(POD, namespace) == [], timeout=60)
+    nodes.wait_gone(namespace)
     eventually(lambda: cluster.get(REPLICA, namespace, "chat-engine") is None)
 
 

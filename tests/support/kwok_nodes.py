@@ -164,12 +164,45 @@ class KwokNodes:
         listed = self.plane.request("GET", f"/api/v1/pods?fieldSelector={query}")
         return sorted(listed["items"], key=lambda pod: pod["metadata"]["name"])
 
+    def wait_gone(self, namespace: str, timeout: float = 60.0) -> None:
+        """Until ``namespace`` holds no pod: its deleted pods' kubelets (KWOK) completed their
+        deletion. Else the error says, for each pod left, where it is and how its node is."""
+        try:
+            _wait(lambda: not self.pods(namespace), f"pods of {namespace} stayed", timeout)
+        except AssertionError as error:
+            raise AssertionError(f"{error}:\n{self.describe(self.pods(namespace))}") from None
+
+    def describe(self, pods: list[dict[str, Any]]) -> str:
+        """Each pod's phase, node and deletion time, its node's Ready status, lease holder and
+        renewal, whether its KWOK runs, and the tail of that KWOK's log: what tells a stuck
+        kubelet from a pod nobody deleted."""
+        lines, nodes = [], sorted({p["spec"].get("nodeName") or "" for p in pods} - {""})
+        for pod in pods:
+            meta = pod["metadata"]
+            lines.append(
+                f"pod {meta['namespace']}/{meta['name']} phase={pod['status'].get('phase')} "
+                f"node={pod['spec'].get('nodeName')} deleted={meta.get('deletionTimestamp')}"
+            )
+        for name in nodes:
+            _, lease = self.plane.raw(
+                "GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{name}"
+            )
+            spec = lease.get("spec") or {} if isinstance(lease, dict) else {}
+            lines.append(
+                f"node {name} Ready={self.ready(name)} kwok running={self.reachable(name)} "
+                f"lease holder={spec.get('holderIdentity')} renewed={spec.get('renewTime')}"
+            )
+            if name in self._processes:
+                lines.append(f"--- kwok {name}\n{self._processes[name].tail()}")
+        return "\n".join(lines)
+
     def wait_released(self, timeout: float = 60.0) -> None:
         """Until no pod of a namespace being deleted (an earlier test's) holds a node's
         resources, so that a test finds every GPU free. The namespace controller starts on a
-        deleted namespace only after a 5 s grace period; its pods are deleted here at once (the
-        admin's cleanup, no test's subject: a terminating namespace refuses new pods, so none
-        comes back), and KWOK completes their deletion as a kubelet would."""
+        deleted namespace only after a 5 s grace period; its pods are deleted here at once and
+        for good, as ``kubectl delete --force`` does (grace period 0: the admin's cleanup, no
+        test's subject, waits for no kubelet; a terminating namespace refuses new pods, so none
+        comes back). A test whose subject is a pod's deletion waits for it (``wait_gone``)."""
 
         def leftovers() -> dict[str, int]:
             namespaces = self.plane.request("GET", "/api/v1/namespaces")["items"]
@@ -183,7 +216,7 @@ class KwokNodes:
             return found
 
         for namespace in leftovers():
-            self.plane.raw("DELETE", f"/api/v1/namespaces/{namespace}/pods")
+            self.plane.raw("DELETE", f"/api/v1/namespaces/{namespace}/pods?gracePeriodSeconds=0")
         _wait(lambda: not leftovers(), "pods of deleted namespaces stayed on the nodes", timeout)
 
     def wait_ready(self, name: str, timeout: float = 60.0) -> None:
