@@ -7,8 +7,11 @@
 #   kwok/  kwok (the simulated nodes), beside the RBAC its module ships   -> kwok-<version>-<pins>/
 #   lws/   the LeaderWorkerSet controller (lws-controller), beside the
 #          config/ folder its module ships (CRDs, webhooks, RBAC)          -> lws-<version>-<pins>/
+#   helm/  helm, for the tests of charts/ome-operator/ (built by
+#          helm/build.sh, which those tests also run alone)                -> helm-<version>-<pins>/
 #
-# and prints one line per set, `controlplane=<folder>`, `kwok=<folder>`, `lws=<folder>`. A no-op
+# and prints one line per set, `controlplane=<folder>`, `kwok=<folder>`, `lws=<folder>`,
+# `helm=<folder>`. A no-op
 # (well under a second: no Go command runs) when everything is there; a program missing from a
 # folder (a new one, say) is built alone.
 #
@@ -41,8 +44,10 @@ wanted=(
   "$kwok/kwok" "$kwok/rbac"
   "$lws/lws-controller" "$lws/config"
 )
+# Helm first, by its own script (a no-op when built), before the lock below, which it takes too.
+helm=$(bash "$here/helm/build.sh" | sed -n 's/^helm=//p')
 ready() { for f in "${wanted[@]}"; do [ -e "$f" ] || return 1; done; }
-report() { printf 'controlplane=%s\nkwok=%s\nlws=%s\n' "$controlplane" "$kwok" "$lws"; }
+report() { printf 'controlplane=%s\nkwok=%s\nlws=%s\nhelm=%s\n' "$controlplane" "$kwok" "$lws" "$helm"; }
 
 if ready; then report; exit 0; fi
 
@@ -67,7 +72,8 @@ build() {
 }
 
 # The first time: about 8-12 minutes for the control plane, 5-6 for KWOK, 8-10 for the
-# LeaderWorkerSet controller on 2 cores (2-3 GB of memory, a 6 GB Go build cache).
+# LeaderWorkerSet controller on 2 cores (2-3 GB of memory, a 6 GB Go build cache); Helm, before
+# them, 3-4 (helm/build.sh).
 k8s="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1"
 k8s="$k8s -X k8s.io/component-base/version.gitMinor=$(echo "$k8s_version" | cut -d. -f2)"
 build "$here/go" "$controlplane/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$k8s"

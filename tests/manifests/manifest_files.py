@@ -18,6 +18,9 @@ KUBERNETES_VERSION = "1.33.0"
 
 #: The CRDs, installed once and apart from the operator (manifests/crds/kustomization.yaml).
 CRD_FOLDER = "crds"
+#: The operator's namespace, installed once, after the CRDs and before the operator
+#: (manifests/namespace/kustomization.yaml), so that removing the operator leaves it.
+NAMESPACE_FOLDER = "namespace"
 #: The operator's install folders, in the order manifests/kustomization.yaml applies them.
 INSTALL_FOLDERS = ("rbac", "operator", "webhook")
 
@@ -89,9 +92,9 @@ def params(docs: tuple[Document, ...]) -> list[Any]:
 
 
 def install_documents() -> list[Document]:
-    """The documents the README's install commands apply, in apply order: the CRDs, then the
-    operator."""
-    folders = (CRD_FOLDER, *INSTALL_FOLDERS)
+    """The documents the install commands apply, in apply order: the CRDs, the namespace, then
+    the operator."""
+    folders = (CRD_FOLDER, NAMESPACE_FOLDER, *INSTALL_FOLDERS)
     return [doc for folder in folders for doc in documents(MANIFESTS / folder)]
 
 

@@ -1,5 +1,6 @@
-"""The install manifests (manifests/crds/, then manifests/{rbac,operator,webhook}/) parse, are valid
-objects for a pinned Kubernetes version, fit together, and install in the README's order."""
+"""The install manifests (manifests/crds/, manifests/namespace/, then
+manifests/{rbac,operator,webhook}/) parse, are valid objects for a pinned Kubernetes version, fit
+together, and install in the README's order."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tests.manifests.manifest_files import (
     INSTALL_FOLDERS,
     KUBERNETES_VERSION,
     MANIFESTS,
+    NAMESPACE_FOLDER,
     Document,
     documents,
     find,
@@ -54,7 +56,7 @@ def test_built_in_objects_validate_strictly_against_the_pinned_kubernetes_versio
 
 
 def test_every_install_folder_holds_manifests() -> None:
-    folders = (CRD_FOLDER, *INSTALL_FOLDERS)
+    folders = (CRD_FOLDER, NAMESPACE_FOLDER, *INSTALL_FOLDERS)
     assert [f for f in folders if not documents(MANIFESTS / f)] == []
 
 
@@ -69,6 +71,7 @@ def _readme_install_commands() -> list[list[str]]:
 def test_the_readme_installs_the_crds_then_the_operator_each_with_its_kustomization() -> None:
     assert _readme_install_commands() == [
         ["kubectl", "apply", "-k", "manifests/crds/"],
+        ["kubectl", "apply", "-k", "manifests/namespace/"],
         ["kubectl", "apply", "-k", "manifests/"],
     ]
 

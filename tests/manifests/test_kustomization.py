@@ -24,6 +24,7 @@ from tests.manifests.manifest_files import (
     CRD_FOLDER,
     KUBERNETES_VERSION,
     MANIFESTS,
+    NAMESPACE_FOLDER,
     ROOT,
     documents,
     operator_documents,
@@ -57,6 +58,7 @@ BUILT_IN_NAMESPACED = {
     ("coordination.k8s.io", "leases"): True,
     ("", "namespaces"): False,
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): False,
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): False,
     ("authentication.k8s.io", "tokenreviews"): False,
     ("authorization.k8s.io", "subjectaccessreviews"): False,
 }
@@ -115,8 +117,17 @@ def test_the_crd_install_is_the_seven_crds():
         ],
     ],
 )
-def test_removing_the_operator_never_removes_a_crd(folder):
-    assert [o["metadata"]["name"] for o in kustomized(folder) if "Definition" in o["kind"]] == []
+def test_removing_the_operator_never_removes_a_crd_nor_a_namespace(folder):
+    removed = [
+        f"{o['kind']}/{o['metadata']['name']}"
+        for o in kustomized(folder)
+        if o["kind"] in ("CustomResourceDefinition", "Namespace")
+    ]
+    assert removed == []
+
+
+def test_the_namespace_install_is_the_namespace_ome_alone():
+    assert identities(kustomized(str(MANIFESTS / NAMESPACE_FOLDER))) == {("Namespace", "ome")}
 
 
 @pytest.mark.parametrize("folder", OPERATOR_INSTALLS)

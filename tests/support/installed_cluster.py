@@ -169,13 +169,15 @@ class Cluster:
         base: pathlib.Path = ROOT / "manifests",
         watched: str = "default",
     ) -> Cluster:
-        """The shipped install's two commands: ``kubectl apply -k manifests/crds/``, then
-        ``kubectl apply -k`` of the operator (manifests/kustomization.yaml, or the overlay
-        ``base``) through an overlay that points the webhook at loopback, after the
-        LeaderWorkerSet project's own CRDs; a kubeconfig with a token of the operator's
-        ServiceAccount (``watched``: a namespace where it may write)."""
+        """The shipped install's three commands: ``kubectl apply -k manifests/crds/``,
+        ``kubectl apply -k manifests/namespace/``, then ``kubectl apply -k`` of the operator
+        (manifests/kustomization.yaml, or the overlay ``base``) through an overlay that points
+        the webhook at loopback, after the LeaderWorkerSet project's own CRDs; a kubeconfig with
+        a token of the operator's ServiceAccount (``watched``: a namespace where it may
+        write)."""
         install_crds(plane)
         plane.kubectl("apply", "-k", str(ROOT / "manifests" / "crds"))
+        plane.kubectl("apply", "-k", str(ROOT / "manifests" / "namespace"))
         port = kept_port()  # the webhook's, for the whole session
         overlay = loopback_overlay(folder / "install", port, base)
         plane.kubectl("apply", "-k", str(overlay))
