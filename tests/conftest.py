@@ -1,5 +1,6 @@
 """Fixtures shared by all tests. Keep this file small: the machinery is in tests/support/."""
 
+import contextlib
 import pathlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -69,10 +70,42 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("controlplane") is not None)
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Build the control plane before any test runs (outside every test's timeout): about 4-10
-    minutes the first time on a machine, nothing once it is cached."""
-    if any(item.get_closest_marker("controlplane") for item in session.items):
-        from tests.support.control_plane import build_binaries
+def _needed_builds(items: list[pytest.Item]) -> list[tuple[str, pathlib.Path]]:
+    """The build scripts the collected tests need, each once: the control-plane tier's (which
+    also builds helm, for the chart's tests) and promtool's (the alert rules' tests)."""
+    from tests.support import go_builds
 
-        build_binaries()
+    needed = []
+    for item in items:
+        if item.get_closest_marker("controlplane") or item.path.name.startswith("test_chart"):
+            needed.append(("the control-plane tier's programs and helm", go_builds.CONTROL_PLANE))
+        if item.path.name == "test_prometheusrule_promtool.py":
+            needed.append(("promtool", go_builds.PROMTOOL))
+    return list(dict.fromkeys(needed))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build from Go modules what the collected tests run, before any test (outside every
+    test's timeout): 20 to 30 minutes the first time on a machine of 2 cores for the
+    control-plane tier, about 5 for promtool, nothing once cached. The builds' lines are shown
+    as they come, so that a first run does not sit silent."""
+    from tests.support import go_builds
+
+    capture = session.config.pluginmanager.getplugin("capturemanager")
+    terminal = session.config.pluginmanager.getplugin("terminalreporter")
+    for what, script in _needed_builds(session.items):
+        announced: list[bool] = []
+
+        def show(line: str, what: str = what, announced: list[bool] = announced) -> None:
+            if terminal is None:
+                return
+            if not announced:
+                announced.append(True)
+                terminal.write_line(
+                    f"Building {what} from Go modules, once per version"
+                    " (README.md, 'The test tiers'):"
+                )
+            terminal.write_line(f"  {line}")
+
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            go_builds.run(script, show)

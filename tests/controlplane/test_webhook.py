@@ -1,5 +1,7 @@
 """The admission webhook called by the API server itself, as kubectl shows its answers, with the
-serving certificate and CA bundle the operator manages (or the mounted ones it is given)."""
+serving certificate and CA bundle the operator manages (or the mounted ones it is given); with
+no replica answering, a runtime's delete still goes through (failurePolicy Ignore) and a create
+is refused (failurePolicy Fail)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from cryptography import x509
 from ome_operator.cluster.serving_certificates import issue_certificate
 from ome_operator.handlers.certificates import webhook_hosts
 from ome_operator.settings import RunOptions
+from tests.builders import runtime_manifest
 from tests.controlplane.conftest import start_operator
 from tests.controlplane.scenarios import admitted, isvc, model, runtime
 from tests.support.installed_cluster import ISVC, SECRET, VWC, Cluster, eventually
@@ -27,7 +30,16 @@ WEBHOOKS = [
     "inferenceservice.ome-webhook-server.validator",
     "clusterservingruntime.ome-webhook-server.validator",
     "servingruntime.ome-webhook-server.validator",
+    "clusterservingruntime-delete.ome-webhook-server.validator",
+    "servingruntime-delete.ome-webhook-server.validator",
 ]
+#: kubectl's line for a write the API server refused because no replica answered its webhook.
+UNANSWERED = (
+    'Error from server (InternalError): error when creating "STDIN": Internal error occurred: '
+    'failed calling webhook "{webhook}.ome-webhook-server.validator": failed to call webhook: '
+    'Post "https://127.0.0.1:{port}/validate-{webhook}?timeout=10s": dial tcp 127.0.0.1:{port}: '
+    "connect: connection refused\n"
+)
 
 
 def _bundles(cluster: Cluster) -> dict[str, str]:
@@ -135,6 +147,18 @@ def test_the_operator_keeps_its_certificate_in_a_secret_and_injects_the_ca_bundl
     ]
 
 
+def _certificate_requests(cluster, mark) -> list[dict]:
+    """The operator's requests about its certificate: Secrets and webhook configurations, but
+    not its look at OME's webhook configurations (``<kind>.ome.io``) at start."""
+    return [
+        r
+        for r in cluster.operator_requests(mark)
+        if (ref := r.get("objectRef") or {}).get("resource")
+        in ("secrets", "validatingwebhookconfigurations")
+        and not (ref.get("name") or "").endswith(".ome.io")
+    ]
+
+
 def test_a_restart_reuses_the_certificate_and_writes_neither_secret_nor_webhooks(
     cluster, namespace
 ):
@@ -146,12 +170,8 @@ def test_a_restart_reuses_the_certificate_and_writes_neither_secret_nor_webhooks
     second = start_operator(cluster, "second-of-two")
     try:
         assert (_secret_certificate(cluster), _bundles(cluster)) == before
-        touched = [
-            f"{r['verb']} {r['objectRef']['resource']}"
-            for r in cluster.operator_requests(mark)
-            if (r.get("objectRef") or {}).get("resource")
-            in ("secrets", "validatingwebhookconfigurations")
-        ]
+        requests = _certificate_requests(cluster, mark)
+        touched = [f"{r['verb']} {r['objectRef']['resource']}" for r in requests]
         assert touched == ["get secrets", "get validatingwebhookconfigurations"]
         assert _denial(cluster, isvc(namespace, model=None))[0] == 1  # still answering
     finally:
@@ -202,12 +222,7 @@ def test_a_mounted_certificate_wins_and_nothing_is_patched(cluster, namespace, t
         denial = _denial(cluster, isvc(namespace, model=None))
         assert denial[0] == 1, denial
         assert "at least one of spec.model or spec.runtime must be set" in denial[1]
-        touched = [
-            r["verb"]
-            for r in cluster.operator_requests(mark)
-            if (r.get("objectRef") or {}).get("resource")
-            in ("secrets", "validatingwebhookconfigurations")
-        ]
+        touched = [r["verb"] for r in _certificate_requests(cluster, mark)]
         assert touched == []
         assert _bundles(cluster) == dict.fromkeys(WEBHOOKS, bundle)
     finally:
@@ -232,3 +247,37 @@ def test_the_webhook_is_still_called_after_admitting(cluster, namespace, operato
 
     assert code == 1
     assert "denied the request" in text
+
+
+@pytest.mark.parametrize(
+    ("resource", "cluster_scoped"),
+    [
+        pytest.param("servingruntime", False, id="a ServingRuntime"),
+        pytest.param("clusterservingruntime", True, id="a ClusterServingRuntime"),
+    ],
+)
+def test_with_no_replica_answering_a_runtime_is_deleted_but_none_is_created(
+    cluster, namespace, resource, cluster_scoped
+):
+    name = f"{namespace}-gone"
+    manifest = runtime_manifest(name, cluster=cluster_scoped, namespace=namespace, disabled=True)
+    process = start_operator(cluster, f"before-{resource}-delete")
+    try:
+        eventually(lambda: cluster.apply(manifest, check=False).returncode == 0)
+    finally:
+        assert process.stop() == 0
+    scope = [] if cluster_scoped else ["-n", namespace]
+    another = runtime_manifest(f"{name}-new", cluster=cluster_scoped, namespace=namespace)
+
+    deleted = cluster.plane.kubectl("delete", resource, name, *scope, check=False)
+    created = cluster.apply(another, check=False)
+
+    assert (deleted.returncode, deleted.stderr, deleted.stdout) == (
+        0,
+        "",
+        f'{resource}.ome.io "{name}" deleted\n',
+    )
+    assert (created.returncode, created.stderr) == (
+        1,
+        UNANSWERED.format(webhook=resource, port=cluster.webhook_port),
+    )

@@ -216,4 +216,4 @@ def test_the_wait_for_reviews_in_flight_is_the_shipped_webhooks_timeout():
     )
     (configuration,) = yaml.safe_load_all(path.read_text())
     timeouts = {w["name"]: w["timeoutSeconds"] for w in configuration["webhooks"]}
-    assert timeouts == dict.fromkeys(timeouts, REVIEW_TIMEOUT) and len(timeouts) == 3
+    assert timeouts == dict.fromkeys(timeouts, REVIEW_TIMEOUT) and len(timeouts) == 5

@@ -1,52 +1,30 @@
-"""The monitoring assets of manifests/monitoring/: a ServiceMonitor and a PrometheusRule
-(Prometheus operator kinds) and ome-operator-dashboard.json (Grafana). Every metric their queries
-name is one the operator exposes; the ServiceMonitor scrapes the metrics Service, on its metrics
-port."""
+"""The PrometheusRule and the ServiceMonitor of manifests/monitoring/ (Prometheus operator
+kinds), and the runbooks of docs/runbooks/. Every metric of the operator an alert reads is one it
+exposes; the two alerts on what the cluster sees of the operator name its Deployment, the
+ServiceMonitor's job and the shipped webhooks; every alert has a runbook_url whose page exists;
+the ServiceMonitor scrapes the metrics Service, on its metrics port."""
 
 from __future__ import annotations
 
-import functools
-import json
 import re
-from typing import Any
 
 import pytest
 import yaml
-from prometheus_client import CollectorRegistry
 
-from ome_operator.metrics import Metrics
-from tests.manifests.manifest_files import MANIFESTS, ROOT, find
+from tests.manifests.manifest_files import MANIFESTS, find
+from tests.manifests.monitoring_files import (
+    ALERTS,
+    METRIC,
+    RULES,
+    RUNBOOKS,
+    load,
+    matchers,
+    metric_names,
+    selected,
+)
 
-MONITORING = MANIFESTS / "monitoring"
-DASHBOARD = ROOT / "manifests" / "monitoring" / "ome-operator-dashboard.json"
-#: A metric name in a PromQL expression: every one of the operator's starts with ``ome_``.
-METRIC = re.compile(r"\bome_[a-z0-9_]+")
-
-
-def load(name: str) -> dict[str, Any]:
-    [document] = list(yaml.safe_load_all((MONITORING / name).read_text()))
-    return document
-
-
-@functools.cache
-def metric_names() -> frozenset[str]:
-    """Every sample name a fresh ``Metrics`` can expose, by the type of each family (a
-    counter's family drops its ``_total``)."""
-    registry = CollectorRegistry()
-    Metrics(registry)
-    suffixes = {
-        "counter": ("_total",),
-        "gauge": ("",),
-        "histogram": ("_bucket", "_sum", "_count"),
-    }
-    return frozenset(
-        family.name + suffix for family in registry.collect() for suffix in suffixes[family.type]
-    )
-
-
-RULES = load("prometheusrule.yaml")
-ALERTS = {rule["alert"]: rule for group in RULES["spec"]["groups"] for rule in group["rules"]}
-PANELS = [panel for panel in json.loads(DASHBOARD.read_text())["panels"] if panel["type"] != "row"]
+#: The project's home, as the krew manifest names it: the runbook URLs live under it.
+HOME = yaml.safe_load((MANIFESTS / "krew" / "ome.yaml").read_text())["spec"]["homepage"]
 
 
 def test_the_exposed_names_are_the_operators_metrics() -> None:
@@ -96,6 +74,8 @@ def test_the_rule_defines_these_alerts_with_their_severity_and_wait() -> None:
         "OmeWebhookSlow": ({"severity": "warning"}, "10m"),
         "OmeWebhookDenials": ({"severity": "info"}, "15m"),
         "OmeWatchFailures": ({"severity": "warning"}, "10m"),
+        "OmeOperatorDown": ({"severity": "critical"}, "5m"),
+        "OmeWebhookCallsFailing": ({"severity": "critical"}, "5m"),
     }
 
 
@@ -116,21 +96,80 @@ def test_the_rule_defines_these_alerts_with_their_severity_and_wait() -> None:
         ),
         pytest.param("OmeWebhookDenials", {"ome_webhook_requests_total"}, id="most denied"),
         pytest.param("OmeWatchFailures", {"ome_watch_failures_total"}, id="failed watches"),
+        pytest.param(
+            "OmeOperatorDown",
+            {"kube_deployment_status_replicas_available", "up"},
+            id="operator down: kube-state-metrics and the scrapes",
+        ),
+        pytest.param(
+            "OmeWebhookCallsFailing",
+            {"apiserver_admission_webhook_rejection_count"},
+            id="webhook calls failing: the API server's own count",
+        ),
     ],
 )
-def test_each_alert_reads_metrics_the_operator_exposes(alert: str, metrics: set[str]) -> None:
-    used = set(METRIC.findall(ALERTS[alert]["expr"]))
+def test_each_alert_reads_these_series(alert: str, metrics: set[str]) -> None:
+    expr = ALERTS[alert]["expr"]
 
-    assert used == metrics
-    assert used <= metric_names()
+    assert selected(expr) == metrics
+    assert set(METRIC.findall(expr)) <= metric_names()
+
+
+def test_operator_down_names_the_deployment_and_the_service_monitors_job() -> None:
+    deployment = find("Deployment", "ome-operator")
+    # The Prometheus operator names a ServiceMonitor target's job after its Service.
+    service = find("Service", "ome-operator-metrics")
+
+    assert matchers(ALERTS["OmeOperatorDown"]["expr"]) == {
+        ("namespace", "=", deployment.namespace),
+        ("deployment", "=", deployment.name),
+        ("job", "=", service.name),
+        ("namespace", "=", service.namespace),
+    }
+    assert load("servicemonitor.yaml")["spec"]["namespaceSelector"]["matchNames"] == [
+        service.namespace
+    ]
+
+
+def test_webhook_calls_failing_counts_the_failed_calls_of_every_shipped_webhook() -> None:
+    found = matchers(ALERTS["OmeWebhookCallsFailing"]["expr"])
+    [pattern] = [value for label, op, value in found if (label, op) == ("name", "=~")]
+    configuration = find("ValidatingWebhookConfiguration", "ome-webhook-server").body
+    names = [webhook["name"] for webhook in configuration["webhooks"]]
+
+    assert found == {
+        ("type", "=", "validating"),
+        ("error_type", "=", "calling_webhook_error"),
+        ("name", "=~", pattern),
+    }
+    assert [name for name in names if re.fullmatch(pattern, name)] == names
+    assert not re.fullmatch(pattern, "inferenceservice.other-webhook.validator")
+
+
+# --- the runbooks ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("alert", [pytest.param(name, id=name) for name in ALERTS])
-def test_each_alert_has_a_summary_and_a_description(alert: str) -> None:
+def test_each_alert_has_a_summary_a_description_and_its_runbook(alert: str) -> None:
     annotations = ALERTS[alert]["annotations"]
+    page = RUNBOOKS / f"{alert}.md"
 
-    assert sorted(annotations) == ["description", "summary"]
+    assert sorted(annotations) == ["description", "runbook_url", "summary"]
     assert all(text.strip() for text in annotations.values())
+    assert annotations["runbook_url"] == f"{HOME}docs/runbooks/{alert}.md"
+    assert page.read_text().splitlines()[0] == f"# {alert}"
+
+
+def test_the_runbooks_are_the_alerts_pages_and_their_index() -> None:
+    pages = sorted(path.name for path in RUNBOOKS.iterdir())
+    index = (RUNBOOKS / "README.md").read_text()
+
+    assert pages == sorted(["README.md", *(f"{alert}.md" for alert in ALERTS)])
+    assert [alert for alert in ALERTS if f"]({alert}.md)" not in index] == []
+
+
+def test_the_project_home_is_an_https_url_ending_in_a_slash() -> None:
+    assert (HOME.startswith("https://"), HOME.endswith("/")) == (True, True)
 
 
 # --- the ServiceMonitor ------------------------------------------------------------------------
@@ -140,7 +179,7 @@ def test_the_service_monitor_scrapes_the_metrics_service_on_its_metrics_port() -
     monitor = load("servicemonitor.yaml")
     service = find("Service", "ome-operator-metrics").body
     spec = monitor["spec"]
-    selected = {
+    selected_services = {
         doc.name: [port["name"] for port in doc.body["spec"]["ports"]]
         for doc in [find("Service", "ome-operator-metrics"), find("Service", "ome-webhook-server")]
         if spec["selector"]["matchLabels"].items() <= doc.body["metadata"]["labels"].items()
@@ -151,81 +190,17 @@ def test_the_service_monitor_scrapes_the_metrics_service_on_its_metrics_port() -
         "monitoring.coreos.com/v1",
         "ServiceMonitor",
     )
+    assert "jobLabel" not in spec  # the job is the Service's name, as OmeOperatorDown reads it
     assert spec["endpoints"] == [
         {"port": "metrics", "path": "/metrics", "scheme": "http", "interval": "30s"}
     ]
     assert service["metadata"]["annotations"]["prometheus.io/path"] == "/metrics"
     # Both Services carry the name label; only the metrics one has a port of that name.
-    assert selected == {"ome-operator-metrics": ["metrics"], "ome-webhook-server": ["webhook"]}
-    targets = [name for name, ports in selected.items() if spec["endpoints"][0]["port"] in ports]
-    assert targets == ["ome-operator-metrics"]
-
-
-# --- the Grafana dashboard ---------------------------------------------------------------------
-
-
-def test_the_dashboard_has_these_panels() -> None:
-    assert [panel["title"] for panel in PANELS] == [
-        "Reconciles by result",
-        "Reconcile duration",
-        "Unresolved InferenceServices",
-        "Components by mode",
-        "Build",
-        "Queue depth",
-        "Queue latency",
-        "Webhook requests",
-        "Webhook latency",
-        "API requests by code",
-        "Watch failures",
-    ]
-
-
-@pytest.mark.parametrize(
-    ("title", "metrics"),
-    [
-        pytest.param(
-            "Reconciles by result", {"ome_inferenceservice_reconcile_total"}, id="reconciles"
-        ),
-        pytest.param(
-            "Reconcile duration",
-            {"ome_inferenceservice_reconcile_duration_seconds_bucket"},
-            id="reconcile duration",
-        ),
-        pytest.param(
-            "Unresolved InferenceServices",
-            {"ome_runtime_unresolved_inferenceservices"},
-            id="unresolved",
-        ),
-        pytest.param("Components by mode", {"ome_components_by_mode"}, id="modes"),
-        pytest.param("Build", {"ome_build_info"}, id="build"),
-        pytest.param("Queue depth", {"ome_workqueue_depth"}, id="queue depth"),
-        pytest.param(
-            "Queue latency", {"ome_workqueue_queue_duration_seconds_bucket"}, id="queue latency"
-        ),
-        pytest.param("Webhook requests", {"ome_webhook_requests_total"}, id="webhook requests"),
-        pytest.param(
-            "Webhook latency",
-            {"ome_webhook_request_duration_seconds_bucket"},
-            id="webhook latency",
-        ),
-        pytest.param("API requests by code", {"ome_api_requests_total"}, id="api requests"),
-        pytest.param("Watch failures", {"ome_watch_failures_total"}, id="watch failures"),
-    ],
-)
-def test_each_panel_queries_metrics_the_operator_exposes(title: str, metrics: set[str]) -> None:
-    [panel] = [panel for panel in PANELS if panel["title"] == title]
-    used = {name for target in panel["targets"] for name in METRIC.findall(target["expr"])}
-
-    assert used == metrics
-    assert used <= metric_names()
-
-
-def test_the_namespace_variable_reads_a_metric_the_operator_exposes() -> None:
-    variables = json.loads(DASHBOARD.read_text())["templating"]["list"]
-    queries = {v["name"]: v["query"] for v in variables}
-
-    assert queries == {
-        "datasource": "prometheus",
-        "namespace": {"query": "label_values(ome_build_info, namespace)", "refId": "namespace"},
+    assert selected_services == {
+        "ome-operator-metrics": ["metrics"],
+        "ome-webhook-server": ["webhook"],
     }
-    assert set(METRIC.findall(queries["namespace"]["query"])) <= metric_names()
+    targets = [
+        name for name, ports in selected_services.items() if spec["endpoints"][0]["port"] in ports
+    ]
+    assert targets == ["ome-operator-metrics"]

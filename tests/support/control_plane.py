@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from tests.support import go_builds
 from tests.support.certificates import write_control_plane_certificates
 from tests.support.local_processes import (
     Process,
@@ -101,12 +102,10 @@ class Binaries:
     lws: pathlib.Path
 
 
-def build_binaries() -> Binaries:
-    """Build what is absent (a no-op when everything is cached) and name the folders."""
-    done = subprocess.run(
-        ["bash", str(BUILD_SCRIPT)], check=True, stdout=subprocess.PIPE, text=True
-    )
-    folders = dict(line.split("=", 1) for line in done.stdout.strip().splitlines() if "=" in line)
+def build_binaries(progress: Callable[[str], None] | None = None) -> Binaries:
+    """Build what is absent (a no-op when everything is cached) and name the folders;
+    ``progress`` is given each line the build reports as it goes."""
+    folders = go_builds.run(BUILD_SCRIPT, progress)
     return Binaries(
         **{name: pathlib.Path(folders[name]) for name in ("controlplane", "kwok", "lws")}
     )

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds promtool (Prometheus's rule checker and rule unit tester) from the Go module beside this
+# script (github.com/prometheus/prometheus, pinned in go.mod), into a cache folder keyed by that
+# version and the module's pins,
+#
+#   promtool-<version>-<pins>/promtool
+#
+# and prints `promtool=<file>`. A no-op (no Go command runs) when the file is there; with
+# `--cached`, it never builds: it prints the file if it is there, else exits 3. The first
+# build takes about 5 minutes on 2 cores once the modules are downloaded (its service discoveries
+# pull in the cloud SDKs).
+# tests/manifests/test_prometheusrule_promtool.py runs the file this prints.
+#
+#   OME_PROMTOOL_CACHE   where the keyed folders live (default ~/.cache/ome-operator/promtool)
+#   OME_PROMTOOL_GO      the go command (default: go); Go 1.26.7 or newer (go.mod)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+go=${OME_PROMTOOL_GO:-go}
+cache=${OME_PROMTOOL_CACHE:-$HOME/.cache/ome-operator/promtool}
+module=github.com/prometheus/prometheus
+
+version=$(sed -n "s|^require $module \(v[0-9a-z.+-]*\)$|\1|p; s|^	$module \(v[0-9a-z.+-]*\)$|\1|p" \
+  "$here/go.mod" | head -n 1)
+[ -n "$version" ] || { echo "error: no $module version in $here/go.mod" >&2; exit 1; }
+pins=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-12)
+promtool="$cache/promtool-$version-$pins/promtool"
+
+report() { printf 'promtool=%s\n' "$promtool"; }
+if [ -x "$promtool" ]; then report; exit 0; fi
+if [ "${1:-}" = --cached ]; then exit 3; fi
+
+command -v "$go" >/dev/null || { echo "error: promtool is built with Go 1.26.7 (or newer); '$go' is not on PATH" >&2; exit 1; }
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9                       # one build at a time; a second caller waits, then finds it built
+if [ -x "$promtool" ]; then report; exit 0; fi
+
+export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
+mkdir -p "$(dirname "$promtool")"
+echo "building promtool $version into $(dirname "$promtool")" >&2
+started=$SECONDS
+(cd "$here" && "$go" build -trimpath -ldflags "-s -w" -o "$promtool.partial" "$module/cmd/promtool")
+mv "$promtool.partial" "$promtool"
+echo "built promtool in $((SECONDS - started)) s" >&2
+report
