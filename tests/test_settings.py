@@ -22,6 +22,7 @@ def parsed(argv: list[str]) -> RunOptions:
 def no_environment(monkeypatch):
     monkeypatch.delenv("POD_NAMESPACE", raising=False)
     monkeypatch.delenv("WEBHOOK_CERT_DIR", raising=False)
+    monkeypatch.delenv("OME_ALLOW_OTHER_CONTROLLER", raising=False)
 
 
 def test_no_flag_gives_the_declared_defaults():
@@ -63,6 +64,11 @@ def test_neither_hardening_flag_means_a_30_s_idle_timeout_and_metrics_not_secure
             id="the idle timeout is a float",
         ),
         pytest.param(["--metrics-secure"], {"metrics_secure": True}, id="secure metrics"),
+        pytest.param(
+            ["--allow-other-controller"],
+            {"allow_other_controller": True},
+            id="starting beside another controller",
+        ),
     ],
 )
 def test_each_flag_sets_its_field_only(argv, changed):
@@ -74,6 +80,31 @@ def test_each_flag_sets_its_field_only(argv, changed):
     [
         pytest.param("POD_NAMESPACE", "ome-system", {"operator_namespace": "ome-system"}, id="pod"),
         pytest.param("WEBHOOK_CERT_DIR", "/certs", {"webhook_cert_dir": "/certs"}, id="certs"),
+        pytest.param(
+            "OME_ALLOW_OTHER_CONTROLLER",
+            "true",
+            {"allow_other_controller": True},
+            id="an on/off flag's variable set to true turns it on",
+        ),
+        pytest.param(
+            "OME_ALLOW_OTHER_CONTROLLER",
+            "TRUE",
+            {"allow_other_controller": True},
+            id="whatever the case",
+        ),
+        pytest.param(
+            "OME_ALLOW_OTHER_CONTROLLER",
+            "1",
+            {"allow_other_controller": True},
+            id="1 is true",
+        ),
+        pytest.param(
+            "OME_ALLOW_OTHER_CONTROLLER",
+            "false",
+            {},
+            id="false leaves it off",
+        ),
+        pytest.param("OME_ALLOW_OTHER_CONTROLLER", "0", {}, id="so does 0"),
     ],
 )
 def test_an_environment_variable_replaces_a_default(monkeypatch, variable, value, changed):
@@ -99,6 +130,27 @@ def test_an_environment_variable_replaces_a_default(monkeypatch, variable, value
 )
 def test_the_idle_timeout_must_be_positive(idle, problems):
     assert run_option_problems(RunOptions(webhook_idle_timeout=idle)) == problems
+
+
+@pytest.mark.parametrize(
+    ("value", "problems"),
+    [
+        pytest.param("true", [], id="true is a value"),
+        pytest.param(
+            "yes",
+            ['OME_ALLOW_OTHER_CONTROLLER "yes" is not true or false'],
+            id="another word is refused, naming the variable",
+        ),
+        pytest.param(
+            "",
+            ['OME_ALLOW_OTHER_CONTROLLER "" is not true or false'],
+            id="so is an empty value",
+        ),
+    ],
+)
+def test_an_on_off_variable_must_say_true_or_false(monkeypatch, value, problems):
+    monkeypatch.setenv("OME_ALLOW_OTHER_CONTROLLER", value)
+    assert run_option_problems(parsed([])) == problems
 
 
 def test_a_flag_beats_its_environment_variable(monkeypatch):

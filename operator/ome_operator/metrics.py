@@ -222,7 +222,7 @@ class Metrics:
         self.webhook_warnings = Counter(
             "ome_webhook_warnings_total",
             "Admission warnings returned (warning: auto_selected|does_not_declare_support|"
-            "deployment_strategy|model_kind).",
+            "deployment_strategy|model_kind|other_mode_workload).",
             ["warning"],
             registry=registry,
         )

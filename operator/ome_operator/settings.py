@@ -165,6 +165,16 @@ class RunOptions:
         "--leader-elect-retry-period",
         type=float,
     )
+    #: OME's manager and webhook configurations act on the same ome.io objects
+    #: (``core.other_controllers``): the start refuses to run beside them without this.
+    allow_other_controller: bool = _flag(
+        False,
+        "Start even when another controller of ome.io InferenceServices (OME's manager or its "
+        "webhook configurations) is in the cluster, logging a warning that names it",
+        "--allow-other-controller",
+        env="OME_ALLOW_OTHER_CONTROLLER",
+        action="store_true",
+    )
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
@@ -182,6 +192,8 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
         default = option.default
         if meta["env"] is not None:
             default = os.environ.get(meta["env"], default)
+            if isinstance(option.default, bool):
+                default = _switch(default)
         if meta["argparse"].get("action") == "append":
             default = []
         parser.add_argument(
@@ -191,6 +203,25 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
             help=meta["help"],
             **meta["argparse"],
         )
+
+
+#: The values an environment variable of an on/off flag may take, whatever their case.
+_SWITCH_VALUES = {"true": True, "1": True, "false": False, "0": False}
+
+
+def _switch(value: bool | str) -> bool | str:
+    """An on/off flag's environment variable as a bool; any other value stays a string, which
+    ``run_option_problems`` reports."""
+    return _SWITCH_VALUES.get(value.lower(), value) if isinstance(value, str) else value
+
+
+def _switch_problems(options: RunOptions) -> list[str]:
+    """The on/off flags whose environment variable said neither true nor false."""
+    return [
+        f'{f.metadata["env"]} "{getattr(options, f.name)}" is not true or false'
+        for f in dataclasses.fields(RunOptions)
+        if isinstance(f.default, bool) and not isinstance(getattr(options, f.name), bool)
+    ]
 
 
 def parse_bind_address(
@@ -258,5 +289,6 @@ def run_option_problems(options: RunOptions) -> list[str]:
         else f"--config-cache-ttl must be more than 0 seconds (got {options.config_cache_ttl:g})",
         None if options.workers >= 1 else f"--workers must be at least 1 (got {options.workers})",
         _lease_terms_problem(options),
+        *_switch_problems(options),
     ]
     return [problem for problem in found if problem is not None]

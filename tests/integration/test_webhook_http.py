@@ -747,3 +747,40 @@ async def test_a_namespaced_operator_reviews_only_its_namespaces(
         assert await post_review(operator, admission_review(manifest)) == expected
         counted = samples(operator, REQUESTS) != before
         assert counted is (expected["allowed"] is False)
+
+
+# --- a workload of another mode beside the component's new one ---------------------------------
+
+#: The LeaderWorkerSet a MultiNode engine of ``svc`` had (or OME's MultiNode left).
+LEFT_BEHIND = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "metadata": {
+        "name": "lws-svc-engine",
+        "namespace": NS,
+        "labels": {"ome.io/inferenceservice": "svc", "component": "engine"},
+    },
+    "spec": {"replicas": 1},
+}
+
+
+async def test_a_workload_of_another_mode_is_warned_about_from_the_caches(
+    kube: ApiServerLikeEmulator, operator: RunningOperator
+) -> None:
+    await seeded(kube, operator)
+    await apply_object(kube, LEFT_BEHIND)
+    held = operator.controller.caches.objects.caches["LeaderWorkerSet"]
+    await eventually(lambda: held.named(NS, "lws-svc-engine"), timeout=10.0)
+    sent = len(list(kube))
+
+    review = admission_review(isvc(deploymentMode="OMENative"), operation="UPDATE", old=isvc())
+    response = await post_review(operator, review)
+
+    assert response == allowed(
+        AUTO,
+        "engine resolves to OMENative (InferenceReplica svc-engine), but the LeaderWorkerSet "
+        "lws-svc-engine of another mode (an earlier mode, or OME) is in namespace default: both "
+        "run until it is deleted; once EngineReady is True, delete it with "
+        "kubectl delete leaderworkerset lws-svc-engine -n default",
+    )
+    assert [r.url.path for r in list(kube)[sent:] if "svc-engine" in r.url.path] == []

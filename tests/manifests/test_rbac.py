@@ -55,6 +55,24 @@ CLUSTER_ROLE = {
         for verb in ("get", "patch")
         for name in ("ome-webhook-server",)
     ],
+    # OME's webhook configurations, looked up once at start (docs/migrating-from-ome.md).
+    *[
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "get", f"{kind}.ome.io")
+        for kind in (
+            "basemodel",
+            "clusterbasemodel",
+            "clusterservingruntime",
+            "inferencereplica",
+            "inferenceservice",
+            "servingruntime",
+        )
+    ],
+    (
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+        "get",
+        "inferenceservice.ome.io",
+    ),
 }
 ROLE = {
     *[("", "configmaps", verb, "inferenceservice-config") for verb in ("get", "list", "watch")],

@@ -32,6 +32,7 @@ from .selection import (
     resolve_named_runtime,
     select_runtime,
 )
+from .workload_leftovers import WorkloadLookup, leftover_workload_warnings
 
 __all__ = [
     "MAX_REPLICAS",
@@ -51,8 +52,8 @@ _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _MODES = ", ".join(m.value for m in DeploymentMode)
 #: ``warning`` labels of the webhook's warnings metric (docs/reference/metrics.md).
 AUTO_SELECTED, DOES_NOT_DECLARE_SUPPORT = "auto_selected", "does_not_declare_support"
-DEPLOYMENT_STRATEGY = "deployment_strategy"
-MODEL_KIND = "model_kind"
+DEPLOYMENT_STRATEGY, MODEL_KIND = "deployment_strategy", "model_kind"
+OTHER_MODE_WORKLOAD = "other_mode_workload"
 
 
 @dataclass(frozen=True)
@@ -236,9 +237,13 @@ def _has_complete_runner(engine: ComponentSpec) -> bool:
     )
 
 
+#: The runtime step's warnings (with their metric kinds), selection, and the runtime it found.
+_RuntimeStep = tuple[list[tuple[str, str]], SelectionOutcome | None, ServingRuntime | None]
+
+
 def _runtime_warnings(
     isvc: InferenceService, models: ModelCatalog, runtimes: RuntimeCatalog
-) -> tuple[list[tuple[str, str]], SelectionOutcome | None]:
+) -> _RuntimeStep:
     """The runtime step: deny, or return the runtime warning (with its metric kind)."""
     spec, namespace = isvc.spec, isvc.namespace
     model = models.lookup(namespace, spec.model.name) if spec.model else None
@@ -246,15 +251,15 @@ def _runtime_warnings(
         if spec.model is None:
             found = runtimes.find(spec.runtime.name, spec.runtime.kind)
             if found is None or not found.disabled:
-                return [], None
+                return [], None, found
         try:
             named = resolve_named_runtime(isvc, runtimes, model.spec if model else None)
         except SelectionError as exc:
             raise AdmissionDenied(str(exc)) from None
         advised = [(DOES_NOT_DECLARE_SUPPORT, named.advisory.warning())] if named.advisory else []
-        return advised, None
+        return advised, None, named.runtime
     if spec.model is None or _has_complete_runner(spec.engine):
-        return [], None
+        return [], None, None
     try:
         selection = select_runtime(model.spec, model.name, isvc, runtimes, namespace)
     except ModelSpecError as exc:
@@ -270,7 +275,7 @@ def _runtime_warnings(
     chosen = selection.chosen.runtime
     scope = "cluster" if chosen.is_cluster else "namespaced"
     warning = f"Runtime {chosen.name} will be auto-selected for model {spec.model.name}"
-    return [(AUTO_SELECTED, warning)], SelectionOutcome("selected", scope, excluded)
+    return [(AUTO_SELECTED, warning)], SelectionOutcome("selected", scope, excluded), chosen
 
 
 def _no_runtime(model: str, failure: Exception) -> str:
@@ -307,17 +312,20 @@ def review_inference_service(
     runtimes: RuntimeCatalog,
     config: OperatorConfig | None = None,
     namespace_labels: Mapping[str, str] | None = None,
+    workloads: WorkloadLookup | None = None,
 ) -> AdmissionVerdict:
     """The denials in order, then the warnings (docs/reference/admission.md).
 
     ``runtimes`` holds the ServingRuntimes of the InferenceService's namespace and every
     ClusterServingRuntime. ``config`` brings the pod policy and the bound of copied metadata
     (None: the defaults, the strictest); ``namespace_labels`` are those of the
-    InferenceService's namespace, which the pod policy's exceptions select on.
+    InferenceService's namespace, which the pod policy's exceptions select on; ``workloads``
+    finds its existing workloads, for the warning of one of another mode (None: none known).
     """
     config = config or OperatorConfig()
     selection_warnings: list[tuple[str, str]] = []
     selection: SelectionOutcome | None = None
+    runtime: ServingRuntime | None = None
     message = ""
     try:
         _check_name(isvc)
@@ -332,18 +340,21 @@ def review_inference_service(
         if isvc.spec.model is not None:
             _check_model(isvc, models)
         if isvc.spec.engine is not None:
-            selection_warnings, selection = _runtime_warnings(isvc, models, runtimes)
+            selection_warnings, selection, runtime = _runtime_warnings(isvc, models, runtimes)
     except AdmissionDenied as exc:
         message, selection = str(exc), exc.selection
     strategy = _deployment_strategy_warnings(isvc)
     model_kind = _model_kind_warnings(isvc, models) if not message else []
-    warnings = (
-        model_kind + [text for _, text in selection_warnings] + strategy + _isvc_typo_warnings(isvc)
+    leftovers = (
+        leftover_workload_warnings(isvc, runtime, workloads) if workloads and not message else []
     )
+    warnings = [*model_kind, *(text for _, text in selection_warnings), *strategy]
+    warnings += [*_isvc_typo_warnings(isvc), *leftovers]
     kinds = (
         [MODEL_KIND] * len(model_kind)
         + [kind for kind, _ in selection_warnings]
         + [DEPLOYMENT_STRATEGY] * len(strategy)
+        + [OTHER_MODE_WORKLOAD] * len(leftovers)
     )
     return AdmissionVerdict(not message, message, tuple(warnings), selection, tuple(kinds))
 

@@ -15,6 +15,10 @@ An InferenceService is reviewed against the operator configuration (its pod poli
 bound of copied metadata, docs/configuration.md) and its namespace's labels, which a review does
 not carry: ``controller.namespace_labels`` reads and keeps them.
 
+An InferenceService whose component is about to get a workload beside one of another mode (a
+mode change, or OME's before the operator took over) is warned about from the controller's
+caches of the workloads (``controller.owned``): no request per review.
+
 An admitted runtime change is warned about from the controller's caches
 (``controller.runtime_changes``): the InferenceServices it moves and the runtimes it
 ties with. That decision runs in a thread, from what was taken on the event loop; it
@@ -44,6 +48,7 @@ from ..core.admission import AdmissionVerdict, review_inference_service, review_
 from ..core.impact import RuntimeChange, runtime_key
 from ..core.operator_config import OperatorConfig
 from ..core.requeue import decision_inputs_changed
+from ..core.workload_leftovers import WorkloadLookup
 from ..models import InferenceService, InvalidResourceError, ServingRuntime, storable_manifest
 from ..models.object_metadata import metadata_of
 from ..settings import RunOptions
@@ -191,6 +196,11 @@ async def _policy_inputs(memo: kopf.Memo, namespace: str) -> tuple[OperatorConfi
     return await asyncio.to_thread(read)
 
 
+def _workloads(caches: Caches, namespace: str) -> WorkloadLookup:
+    """The workloads the controller's caches hold in ``namespace``, by kind and name."""
+    return lambda kind, name: caches.objects.caches[kind].named(namespace, name)
+
+
 def _peeked(source: Any, *args: Any) -> Any:
     """What ``source.peek`` holds without a read (None: it must be called)."""
     peek = getattr(source, "peek", None)
@@ -214,6 +224,7 @@ async def validate_inference_service(
             caches.runtimes(isvc.namespace),
             config,
             labels,
+            _workloads(caches, isvc.namespace),
         )
         _answer(verdict, "InferenceService", operation, warnings, memo)
 

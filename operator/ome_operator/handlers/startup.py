@@ -17,7 +17,7 @@ import kopf
 from .. import __version__
 from ..cluster.api import KubeApi, WriteFence
 from ..cluster.credentials import kube_api
-from ..cluster.errors import ApiError
+from ..cluster.errors import ApiError, NotFound
 from ..cluster.leases import LeaseElector, LeaseTerms
 from ..cluster.resources import resource_named
 from ..controller.configuring import ConfigSource
@@ -28,6 +28,14 @@ from ..controller.replicas import ReplicaController
 from ..controller.running import Controller
 from ..controller.runtime import DRAIN_SECONDS
 from ..core.operator_config import StartupConfigError
+from ..core.other_controllers import (
+    MANAGER,
+    WEBHOOK_CONFIGURATIONS,
+    FoundObject,
+    allowed_warning,
+    found_objects,
+    refusal_message,
+)
 from ..metrics import Metrics, serve_metrics
 from ..settings import RunOptions, parse_bind_address
 from .certificates import ManagedCertificate
@@ -39,6 +47,7 @@ __all__ = [
     "OPTIONAL_KINDS",
     "build_controller",
     "missing_kinds",
+    "other_controllers",
     "replica_identity",
     "unready_reason",
     "user_agent",
@@ -84,6 +93,55 @@ def _found(kind: str, missing: frozenset[str]) -> str:
 def missing_kinds(api: KubeApi) -> frozenset[str]:
     """The optional kinds (``OPTIONAL_KINDS``) the API server does not serve."""
     return frozenset(kind for kind in OPTIONAL_KINDS if not served(api, kind))
+
+
+_WEBHOOKS = "/apis/admissionregistration.k8s.io/v1"
+
+
+def _looked_up(api: KubeApi, path: str) -> dict | None:
+    """What a GET of ``path`` answers (None: not found, or the API failed it: logged)."""
+    try:
+        return api.request("GET", path)
+    except NotFound:
+        return None
+    except ApiError as exc:
+        logger.warning(
+            "Failed to look for another controller of ome.io InferenceServices; starting "
+            "without knowing whether one runs",
+            extra={"path": path, "error": str(exc), "status": exc.status},
+        )
+        return None
+
+
+def other_controllers(api: KubeApi, options: RunOptions) -> tuple[FoundObject, ...]:
+    """OME's running manager and its webhook configurations in the cluster, one GET each
+    (``core.other_controllers``). The manager is looked for only when the operator watches every
+    namespace: with ``-n`` its RBAC grants no read outside its namespaces."""
+    path = "/apis/apps/v1/namespaces/{}/deployments/{}".format(*MANAGER)
+    manager = _looked_up(api, path) if not options.namespaces else None
+    configurations = [
+        (kind, name)
+        for kind, name in WEBHOOK_CONFIGURATIONS
+        if _looked_up(api, f"{_WEBHOOKS}/{kind.lower()}s/{name}") is not None
+    ]
+    managers = [manager] if manager is not None else []
+    return found_objects(managers, configurations, options.webhook_configuration)
+
+
+async def _refuse_other_controllers(options: RunOptions, api: KubeApi, memo: kopf.Memo) -> None:
+    """Stop the start when another controller of ome.io InferenceServices is found, unless
+    ``--allow-other-controller`` says to start beside it (a warning names it)."""
+    found = await asyncio.to_thread(other_controllers, api, options)
+    memo.others_checked = True
+    if not found:
+        return
+    if options.allow_other_controller:
+        logger.warning(allowed_warning(found))
+        return
+    message = refusal_message(found)
+    logger.error(message)
+    memo.startup_failure = message  # what `ome-operator run` exits with
+    raise kopf.PermanentError(message)
 
 
 def replica_identity() -> str:
@@ -196,6 +254,8 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
         fence = leadership.fence if leadership is not None else None
         memo.controller = build_controller(options, identity=memo.identity, fence=fence)
     controller: Controller = memo.controller
+    if memo.get("others_checked") is None:  # before any write: OME's Secret is named as ours
+        await _refuse_other_controllers(options, controller.api_factory(), memo)
     if settings.admission.server is None:
         settings.admission.server = await _webhook_server(options, controller, memo)
     config_source = controller.config_source
