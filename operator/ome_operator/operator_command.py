@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from . import version_line
-from .cli.commands import Errors, Parser, UsageError, collect_as_usual, run_command
+from .cli.commands import (
+    DefaultsHelpFormatter,
+    Errors,
+    Parser,
+    UsageError,
+    collect_as_usual,
+    run_command,
+)
 from .settings import RunOptions, add_run_flags, parse_bind_address, run_option_problems
 
 __all__ = ["main"]
@@ -23,15 +30,24 @@ __all__ = ["main"]
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="ome-operator", description="The OME model-serving operator")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    run = commands.add_parser("run", help="Run the operator against the current cluster")
+    with_defaults = {"formatter_class": DefaultsHelpFormatter}  # help shows what each defaults to
+    run = commands.add_parser(
+        "run", help="Run the operator against the current cluster", **with_defaults
+    )
     add_run_flags(run)
-    run.add_argument("--log-format", choices=("json", "plain", "full"), default="json")
-    run.add_argument("-v", "--verbose", action="store_true")
+    run.add_argument(
+        "--log-format",
+        choices=("json", "plain", "full"),
+        default="json",
+        help="How log records are written (kopf's log formats)",
+    )
+    run.add_argument("-v", "--verbose", action="store_true", help="Debug-level logging")
 
     render = commands.add_parser(
         "render",
         help="Print the admission answer, objects, status, events and logs per "
         "InferenceService in the manifests, without a cluster",
+        **with_defaults,
     )
     render.add_argument(
         "-f",
@@ -53,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--fail-on-denied",
         action="store_true",
-        help=f"Exit {DENIED_EXIT} when admission denies an InferenceService (for CI), naming "
-        "each on stderr",
+        help=f"Exit {DENIED_EXIT} when admission denies an InferenceService, or Pod Security "
+        "refuses its pods (for CI), naming each on stderr",
     )
     commands.add_parser("version", help="Print the version of ome-operator")
     render.add_argument(
@@ -107,7 +123,8 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Exit code of ``render --fail-on-denied`` when admission denies an InferenceService.
+#: Exit code of ``render --fail-on-denied`` when admission denies an InferenceService or Pod
+#: Security refuses its pods.
 DENIED_EXIT = 3
 
 
@@ -119,7 +136,7 @@ def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
         raise UsageError(
             f'--now "{now}" is not an RFC 3339 time, e.g. 2026-01-01T00:00:00Z'
         ) from None
-    from .cli.render import denied, format_report, is_ome, render_report
+    from .cli.render import denied, format_report, is_ome, pods_refused, render_report
     from .cluster.manifests import read_stored_manifests
 
     def warn(line: object) -> None:
@@ -131,13 +148,16 @@ def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
     objects, sources = [obj for _, obj in found], [where for where, _ in found]
     report = render_report(objects, now=now, sources=sources, warn=warn)
     stdout.write(format_report(report, args.output))
-    refused = denied(report)
+    refused, pods = denied(report), pods_refused(report)
     unserved = [note.where for note in notes if note.looks_ome]
-    if args.fail_on_denied and (refused or unserved):
+    if args.fail_on_denied and (refused or pods or unserved):
+        total = len(report["items"])
         if refused:
-            total = len(report["items"])
             stderr.write(f"render: admission denies {len(refused)} of {total} InferenceServices: ")
             stderr.write(", ".join(refused) + "\n")
+        if pods:
+            stderr.write(f"render: Pod Security refuses the pods of {len(pods)} of {total} ")
+            stderr.write("InferenceServices: " + ", ".join(pods) + "\n")
         if unserved:
             stderr.write(f"render: {_objects(len(unserved))} of a kind the ome.io CRDs do not ")
             stderr.write("serve: " + ", ".join(unserved) + "\n")

@@ -108,6 +108,22 @@ CASE_PARAMS = [
         "name-conflict",
         id="a labelled Deployment of someone else's under the engine's name is a NameConflict",
     ),
+    pytest.param(
+        "pod-security-baseline-host-path",
+        id="a baseline namespace refuses the pods of the default hostPath model volume",
+    ),
+    pytest.param(
+        "pod-security-baseline-claim",
+        id="a baseline namespace refuses nothing of a model read from a claim",
+    ),
+    pytest.param(
+        "pod-security-restricted",
+        id="a restricted namespace refuses each runner's pods for runAsNonRoot alone",
+    ),
+    pytest.param(
+        "pod-security-warn-and-audit",
+        id="warn and audit at restricted add one warning per LeaderWorkerSet template",
+    ),
 ]
 
 

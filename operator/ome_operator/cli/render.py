@@ -3,8 +3,9 @@ reconcile pass, in memory, over manifests.
 
 The same core decides as in the controller and the webhook; only the API edge differs: objects
 in the input that the operator does not own are taken as cluster state (an existing Deployment,
-an AcceleratorClass, the ``inferenceservice-config`` ConfigMap, a Namespace's labels); one
-without a kind or a name is ignored. Like an invalid ome.io object, cluster state or an
+an AcceleratorClass, the ``inferenceservice-config`` ConfigMap, a Namespace's labels, which
+also say what Pod Security admission refuses: ``render_pod_security``); one without a kind or a
+name is ignored. Like an invalid ome.io object, cluster state or an
 InferenceService that no API server would have stored (nested over
 ``models.limits.MAX_NESTING``, or a field the core reads of the wrong shape: ``_SHAPES``) ends
 the command with the models' ``InvalidResourceError`` sentence.
@@ -13,7 +14,7 @@ the command with the models' ``InvalidResourceError`` sentence.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..cluster.manifests import ManifestError
@@ -42,6 +43,7 @@ from ..models.base import field_path, shown
 from ..models.limits import nesting_problem
 from ..models.object_metadata import labels_of, metadata_of, with_owner, without_fields
 from ..models.resources import display_name
+from .render_pod_security import pod_security_events, refused
 from .tables import format_table
 from .yaml_writing import yaml_text
 
@@ -152,14 +154,19 @@ def _item(
     }
     snapshot = Snapshot(catalog, models, existing, now=now, config=config, namespace_labels=labels)
     plan = reconcile(isvc, snapshot)
+    objects = _objects(body, plan, existing)
     item.update(
         {
-            "objects": _objects(body, plan, existing),
+            "objects": objects,
             "status": plan.status or {},
-            # As an operator that remembers nothing tells them: from what the status records.
+            # As an operator that remembers nothing tells them: from what the status records;
+            # then what Pod Security admission would say of the workloads' pods.
             "events": [
-                {"type": e.type, "reason": e.reason, "message": e.message}
-                for e in untold(plan.events, runtime_not_found_told(body.get("status")))
+                *(
+                    {"type": e.type, "reason": e.reason, "message": e.message}
+                    for e in untold(plan.events, runtime_not_found_told(body.get("status")))
+                ),
+                *pod_security_events(labels, objects),
             ],
             "logs": [_log(record) for record in plan.logs],
         }
@@ -360,8 +367,15 @@ def _summary_row(item: Mapping[str, Any]) -> list[str]:
 
 def denied(report: Mapping[str, Any]) -> list[str]:
     """``namespace/name`` of every InferenceService admission denies, in report order."""
-    return [
-        f"{item['inferenceService']['namespace']}/{item['inferenceService']['name']}"
-        for item in report["items"]
-        if not item["admission"]["allowed"]
-    ]
+    return _names(item for item in report["items"] if not item["admission"]["allowed"])
+
+
+def pods_refused(report: Mapping[str, Any]) -> list[str]:
+    """``namespace/name`` of every admitted InferenceService whose pods the namespace's Pod
+    Security ``enforce`` level refuses, in report order."""
+    items = report["items"]
+    return _names(item for item in items if item["admission"]["allowed"] and refused(item))
+
+
+def _names(items: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [f"{i['inferenceService']['namespace']}/{i['inferenceService']['name']}" for i in items]
