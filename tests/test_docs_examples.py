@@ -1,44 +1,28 @@
-"""The ``console`` blocks of the docs print what the commands print: each ``$ kubectl ome ...``
-or ``$ ome-operator ...`` line is run from the repository's root, and its stdout then its
-stderr must be the lines below it, to the character."""
+"""Every offline ``console`` block of README.md and docs/ prints what the page shows: each
+``$ kubectl ome ...``, ``$ kubectl-ome ...`` or ``$ ome-operator ...`` line (a pipeline
+included) is run from the repository's root, and what it prints must be the lines below it, to
+the character (tests/support/console_blocks.py). The blocks that need a cluster
+are replayed by tests/controlplane/test_docs_console.py."""
 
 from __future__ import annotations
 
-import io
-import pathlib
-import re
-import shlex
-
 import pytest
 
-from ome_operator import operator_command
-from ome_operator.cli import main as kubectl_ome
+from tests.support.console_blocks import blocks, run
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-PAGES = ("docs/changing-runtimes-safely.md", "docs/autoscaling.md")
-_BLOCK = re.compile(r"^```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-_PROGRAMS = {"kubectl ome": kubectl_ome.main, "ome-operator": operator_command.main}
+OFFLINE = [block for block in blocks() if block.offline]
 
 
-def _examples() -> list[pytest.param]:
-    found = []
-    for page in PAGES:
-        for block in _BLOCK.findall((ROOT / page).read_text(encoding="utf-8")):
-            command, _, output = block.partition("\n")
-            assert command.startswith("$ "), f"{page}: a console block starts with its command"
-            found.append(pytest.param(command[2:], output, id=f"{page}: {command[2:60]}"))
-    return found
+def test_the_pages_hold_the_offline_blocks_the_tests_replay() -> None:
+    assert {block.page for block in OFFLINE} >= {
+        "README.md",
+        "docs/autoscaling.md",
+        "docs/changing-runtimes-safely.md",
+        "docs/configuration.md",
+    }
 
 
-@pytest.mark.parametrize(("command", "output"), _examples())
-def test_a_documented_command_prints_what_the_page_shows(
-    command: str, output: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(ROOT)
-    program = next(p for p in _PROGRAMS if command.startswith(p + " "))
-    argv = shlex.split(command[len(program) :])
-    out, err = io.StringIO(), io.StringIO()
-
-    code = _PROGRAMS[program](argv, stdin=io.StringIO(), stdout=out, stderr=err)
-
-    assert (code, out.getvalue() + err.getvalue()) == (0, output)
+@pytest.mark.parametrize("block", [pytest.param(b, id=b.name) for b in OFFLINE])
+def test_a_documented_command_prints_what_the_page_shows(block) -> None:
+    for step in block.steps:
+        assert (step.command, run(step)) == (step.command, step.output)

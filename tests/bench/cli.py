@@ -18,7 +18,12 @@ their cache was written, so the runs get a cache of their own in a temporary dir
 but 127.0.0.1. Prints, as its last lines (targets: ratio <= 2.0, render <= 5 s):
 
     explain: <ms> ms median, kubectl: <ms> ms median, ratio <x>
+    floor: <ms> ms for the interpreter alone, ratio <x>
+    floor: <ms> ms for from pydantic import BaseModel, ratio <x>
     render: <s> s for 5000 InferenceServices
+
+The floors are run interleaved with the two commands, in the same environment: the second is
+what any ``explain`` over the pydantic resource models pays before reading a file.
 
 Not part of the tests:
 
@@ -48,6 +53,9 @@ from tests.builders import entry, isvc_manifest, model_manifest, runtime_manifes
 
 SAMPLES = ROOT / "manifests" / "samples"
 EXPLAIN = ("runtime", "explain", "--model", "llama-3-3-70b-instruct", "-f", str(SAMPLES))
+#: What every command over the resource models pays before it reads a file: the floors printed
+#: beside the ratio (the interpreter's start, then that and this import).
+_PYDANTIC = "from pydantic import BaseModel"
 #: Seconds any one command may take before the bench gives up.
 TIMEOUT = 120
 #: What would send a request elsewhere than where it is addressed, or read another config.
@@ -190,7 +198,9 @@ def main() -> None:
         kubectl += [f"--cache-dir={work / 'kube-cache'}", "create", "--dry-run=client"]
         kubectl += ["--validate=false", "-o", "yaml", "-f", str(SAMPLES)]
         explain = [str(scripts / "kubectl-ome"), *EXPLAIN]
-        medians = _medians({"explain": explain, "kubectl": kubectl}, options.runs, env)
+        python = str(scripts / "python")
+        floors = {"python": [python, "-c", "pass"], "pydantic": [python, "-c", _PYDANTIC]}
+        medians = _medians({"explain": explain, "kubectl": kubectl, **floors}, options.runs, env)
         _write_render_input(work / "render.yaml", options.isvcs)
         render = [str(scripts / "ome-operator"), "render", "-f", str(work / "render.yaml")]
         render += ["--now", "2026-01-01T00:00:00Z"]
@@ -202,6 +212,9 @@ def main() -> None:
         f"explain: {medians['explain'] * 1000:.0f} ms median, "
         f"kubectl: {medians['kubectl'] * 1000:.0f} ms median, ratio {ratio:.2f}"
     )
+    for floor, what in (("python", "the interpreter alone"), ("pydantic", _PYDANTIC)):
+        share = medians[floor] / medians["kubectl"]
+        print(f"floor: {medians[floor] * 1000:.0f} ms for {what}, ratio {share:.2f}")
     print(f"render: {rendered:.2f} s for {options.isvcs} InferenceServices")
 
 
