@@ -118,6 +118,12 @@ def changed(objects: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
             id="log.format and log.verbose are flags",
         ),
         pytest.param(
+            {},
+            {"allowOtherController": "true"},
+            {DEPLOYMENT: {(*CONTAINER, "args"): ["--allow-other-controller"]}},
+            id="allowOtherController lets the operator start beside OME",
+        ),
+        pytest.param(
             {"watchNamespaces": '["team-a"]'},
             {"extraArgs": '["--workers=8"]'},
             {DEPLOYMENT: {(*CONTAINER, "args"): ["--namespace=team-a", "--workers=8"]}},
