@@ -19,29 +19,22 @@ import yaml
 
 from tests.manifests.manifest_files import ROOT
 from tests.manifests.monitoring_files import RULES
+from tests.support import go_builds
 
 PROMTOOL = ROOT / "tests" / "manifests" / "promtool"
 UNIT_TESTS = PROMTOOL / "alerts_test.yaml"
 
 
 @functools.cache
-def promtool() -> str | None:
-    """The built promtool (None: not built yet)."""
-    done = subprocess.run(
-        ["bash", str(PROMTOOL / "build.sh"), "--cached"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    return done.stdout.strip().removeprefix("promtool=") if done.returncode == 0 else None
+def promtool() -> str:
+    """The built promtool (tests/conftest.py built it before the first test: this is a no-op)."""
+    return go_builds.run(go_builds.PROMTOOL)["promtool"]
 
 
 @pytest.fixture
 def rules(tmp_path: pathlib.Path) -> pathlib.Path:
     """A folder with rules.yaml (the PrometheusRule's spec, the file format promtool reads)
     and the unit tests beside it."""
-    assert promtool() is not None, "promtool is not built: bash tests/manifests/promtool/build.sh"
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(RULES["spec"], sort_keys=False))
     shutil.copy(UNIT_TESTS, tmp_path / UNIT_TESTS.name)
     return tmp_path

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from tests.support import go_builds
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "tests" / "controlplane" / "helm" / "build.sh"
 CHART = ROOT / "charts" / "ome-operator"
@@ -35,11 +37,7 @@ BUILD_TIMEOUT = 600
 @functools.cache
 def helm_binary() -> pathlib.Path:
     """The helm program, built first when absent (about 3 minutes on 2 cores, build.sh)."""
-    done = subprocess.run(
-        ["bash", str(BUILD_SCRIPT)], check=True, stdout=subprocess.PIPE, text=True
-    )
-    folders = dict(line.split("=", 1) for line in done.stdout.strip().splitlines() if "=" in line)
-    return pathlib.Path(folders["helm"]) / "helm"
+    return pathlib.Path(go_builds.run(BUILD_SCRIPT)["helm"]) / "helm"
 
 
 def value_flags(values: Mapping[str, str]) -> list[str]:

@@ -5,8 +5,7 @@
 #
 #   promtool-<version>-<pins>/promtool
 #
-# and prints `promtool=<file>`. A no-op (no Go command runs) when the file is there; with
-# `--cached`, it never builds: it prints the file if it is there, else exits 3. The first
+# and prints `promtool=<file>`. A no-op (no Go command runs) when the file is there. The first
 # build takes about 5 minutes on 2 cores once the modules are downloaded (its service discoveries
 # pull in the cloud SDKs).
 # tests/manifests/test_prometheusrule_promtool.py runs the file this prints.
@@ -27,7 +26,6 @@ promtool="$cache/promtool-$version-$pins/promtool"
 
 report() { printf 'promtool=%s\n' "$promtool"; }
 if [ -x "$promtool" ]; then report; exit 0; fi
-if [ "${1:-}" = --cached ]; then exit 3; fi
 
 command -v "$go" >/dev/null || { echo "error: promtool is built with Go 1.26.7 (or newer); '$go' is not on PATH" >&2; exit 1; }
 mkdir -p "$cache"
