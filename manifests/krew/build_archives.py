@@ -49,7 +49,6 @@ archive 37 and 128 (the virtualenv: 21 and 122). Build: 28 to 47 s (PyInstaller 
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import importlib.util
 import os
@@ -66,6 +65,11 @@ from collections.abc import Iterable, Mapping
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+# The release's archive writer (manifests/release/archives.py): one set of rules for every
+# tarball the project ships, imported as release.py imports it.
+sys.path.insert(0, str(ROOT / "manifests" / "release"))
+from archives import tar_gz, tar_header  # noqa: E402
+
 MANIFEST = HERE / "ome.yaml"
 LAUNCHER = HERE / "kubectl-ome"
 SPEC = HERE / "kubectl-ome.spec"
@@ -194,14 +198,11 @@ def state_glibc(manifest: str, version: tuple[int, int]) -> str:
 
 
 def _write_tarball(archive: pathlib.Path, bundle: pathlib.Path, mtime: int) -> None:
-    """The bundle and LICENSE as krew unpacks them: directories and regular files only."""
+    """The bundle and LICENSE as krew unpacks them: directories and regular files only, each
+    streamed from disk (62 MB)."""
     entries = {path.relative_to(bundle).as_posix(): path for path in bundle.rglob("*")}
     entries["LICENSE"] = ROOT / "LICENSE"
-    with (
-        archive.open("wb") as raw,
-        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=mtime, compresslevel=6) as gz,
-        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
-    ):
+    with archive.open("wb") as raw, tar_gz(raw, mtime, compresslevel=6) as tar:
         for name in sorted(entries):
             path = entries[name]
             member = tar_member(name, path.lstat().st_mode, path.lstat().st_size, mtime)
@@ -213,19 +214,15 @@ def _write_tarball(archive: pathlib.Path, bundle: pathlib.Path, mtime: int) -> N
 
 
 def tar_member(name: str, mode: int, size: int, mtime: int) -> tarfile.TarInfo:
-    """The tar header of a file or directory: owner 0:0 without names, mode 0755 or 0644."""
+    """The tar header of a file or directory (``tar_header``'s: owner 0:0 without names, mode
+    0755 or 0644); krew unpacks nothing else, nor a name with '..' in it."""
     if ".." in name:
         raise SystemExit(f"error: {name}: krew refuses a name with '..' in it")
-    member = tarfile.TarInfo(name)
     if mode & 0o170000 == 0o040000:
-        member.type, member.mode = tarfile.DIRTYPE, 0o755
-    elif mode & 0o170000 == 0o100000:
-        member.type, member.size = tarfile.REGTYPE, size
-        member.mode = 0o755 if mode & 0o111 else 0o644
-    else:
-        raise SystemExit(f"error: {name} is neither a file nor a directory: krew cannot unpack it")
-    member.mtime, member.uid, member.gid, member.uname, member.gname = mtime, 0, 0, "", ""
-    return member
+        return tar_header(name, mtime, None)
+    if mode & 0o170000 == 0o100000:
+        return tar_header(name, mtime, size, executable=bool(mode & 0o111))
+    raise SystemExit(f"error: {name} is neither a file nor a directory: krew cannot unpack it")
 
 
 def _pip(*args: str) -> None:

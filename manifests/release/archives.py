@@ -2,7 +2,9 @@
 modes 0644 or 0755; in a tarball, members sorted by name, owner and group 0 with no names and a
 gzip header with that date and no file name.
 
-A tarball is written from a list of ``Entry`` (``tarball_bytes``), so a Helm chart package and
+Every tarball's members get ``tar_header``'s headers in a ``tar_gz`` writer: the krew archive
+(manifests/krew/build_archives.py) streams its bundle's files so; the others are written from a
+list of ``Entry`` (``tarball_bytes``), so a Helm chart package and
 a re-packed sdist come out alike: the chart's entries are read from its folder
 (``chart_entries``), the sdist's from the tarball setuptools wrote (``tarball_entries``), whose
 dates carry the build's clock. A wheel is re-packed too, in its own order (``normalized_zip``): its
@@ -11,6 +13,7 @@ RECORD names no date or mode, so the re-packed wheel is as valid as the one buil
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
 import gzip
@@ -19,7 +22,8 @@ import pathlib
 import tarfile
 import time
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 
 #: A chart's file of ignore patterns, as ``helm package`` reads it.
 HELMIGNORE = ".helmignore"
@@ -37,30 +41,43 @@ class Entry:
     data: bytes | None
     executable: bool = False
 
-    @property
-    def mode(self) -> int:
-        return 0o755 if self.data is None or self.executable else 0o644
+
+def tar_header(
+    name: str, mtime: int, size: int | None, executable: bool = False
+) -> tarfile.TarInfo:
+    """The header of a member dated ``mtime``, owner and group 0 without names: a folder (``size``
+    None, mode 0755) or a file of ``size`` bytes (0755 when ``executable``, else 0644)."""
+    info = tarfile.TarInfo(name)
+    if size is None:
+        info.type, info.mode = tarfile.DIRTYPE, 0o755
+    else:
+        info.type, info.size = tarfile.REGTYPE, size
+        info.mode = 0o755 if executable else 0o644
+    info.mtime, info.uid, info.gid, info.uname, info.gname = mtime, 0, 0, "", ""
+    return info
+
+
+@contextlib.contextmanager
+def tar_gz(raw: BinaryIO, mtime: int, compresslevel: int = 9) -> Iterator[tarfile.TarFile]:
+    """A tar writer into ``raw``, gzipped with ``mtime`` and no file name in the gzip header; the
+    caller adds the members, in its order, with ``tar_header``'s headers."""
+    with (
+        gzip.GzipFile(
+            filename="", mode="wb", fileobj=raw, mtime=mtime, compresslevel=compresslevel
+        ) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        yield tar
 
 
 def tarball_bytes(entries: Iterable[Entry], mtime: int) -> bytes:
     """A .tar.gz of ``entries``, sorted by name, every member dated ``mtime``."""
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for entry in sorted(entries, key=lambda e: e.name):
-            info = tarfile.TarInfo(entry.name)
-            info.mtime = mtime
-            info.mode = entry.mode
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            if entry.data is None:
-                info.type = tarfile.DIRTYPE
-                tar.addfile(info)
-            else:
-                info.size = len(entry.data)
-                tar.addfile(info, io.BytesIO(entry.data))
     packed = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=packed, mtime=mtime) as gz:
-        gz.write(raw.getvalue())
+    with tar_gz(packed, mtime) as tar:
+        for entry in sorted(entries, key=lambda e: e.name):
+            size = None if entry.data is None else len(entry.data)
+            info = tar_header(entry.name, mtime, size, entry.executable)
+            tar.addfile(info, None if entry.data is None else io.BytesIO(entry.data))
     return packed.getvalue()
 
 
