@@ -25,6 +25,7 @@ def _component(fields: dict[str, Any]) -> ComponentSpec:
 def test_the_module_exports_exactly_its_public_api() -> None:
     assert sorted(merging.__all__) == [
         "KEYED_LISTS",
+        "component_mode",
         "effective_replicas",
         "merge_component",
         "merge_values",

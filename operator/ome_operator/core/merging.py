@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import ComponentSpec, JsonDict, parse
+from ..models import ComponentSpec, InferenceService, JsonDict, parse
+from .deployment_modes import ResolvedMode, check_component_mode, resolve_component_mode
 from .operator_config import ReplicaDefaults
 
 __all__ = [
     "KEYED_LISTS",
+    "component_mode",
     "effective_replicas",
     "merge_component",
     "merge_values",
@@ -97,3 +99,18 @@ def effective_replicas(
     if merged.max_replicas:
         return minimum, merged.max_replicas
     return minimum, max(defaults.max_replicas[component], minimum)
+
+
+def component_mode(
+    isvc: InferenceService,
+    component: str,
+    declared: ComponentSpec,
+    runtime_config: ComponentSpec | None,
+) -> tuple[ComponentSpec, ResolvedMode]:
+    """A component the InferenceService declares, as a pass runs it: merged over the runtime's
+    config, and its mode, checked. Raises what the merge raises (InvalidResourceError) or
+    InvalidComponentModeError."""
+    merged = merge_component(runtime_config, declared, where=f"spec.{component}")
+    resolved = resolve_component_mode(isvc, component, merged)
+    check_component_mode(component, resolved)
+    return merged, resolved

@@ -24,9 +24,7 @@ from .conditions import (
 from .deployment_modes import (
     DeploymentMode,
     InvalidComponentModeError,
-    check_component_mode,
     isvc_level_mode,
-    resolve_component_mode,
 )
 from .isvc_status import (
     WORKLOAD_MODES,
@@ -36,7 +34,7 @@ from .isvc_status import (
     previous_conditions,
     workload_key,
 )
-from .merging import effective_replicas, merge_component
+from .merging import component_mode, effective_replicas
 from .metadata_propagation import over_bound_message
 from .missing_apis import ApiMissing, KedaMissing, LwsMissing
 from .operator_config import OperatorConfig
@@ -151,9 +149,7 @@ def _component(
     denials = component_denials(name, declared, policy) if declared is not None else ()
     if denials:  # admitted before the policy, or past the webhook: nothing is written for it
         raise PodPolicyDenied(denials)
-    merged = merge_component(runtime.spec.config(name), declared, where=f"spec.{name}")
-    resolved = resolve_component_mode(isvc, name, merged)
-    check_component_mode(name, resolved)
+    merged, resolved = component_mode(isvc, name, declared, runtime.spec.config(name))
     if resolved.mode is DeploymentMode.MULTI_NODE and not snap.leader_worker_set_installed:
         raise LwsMissing()
     minimum, maximum = effective_replicas(name, merged, config.replicas)

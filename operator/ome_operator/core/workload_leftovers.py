@@ -21,14 +21,9 @@ from typing import Any
 from ..models import InferenceService, InvalidResourceError, ServingRuntime
 from ..models.object_metadata import metadata_of
 from .conditions import COMPONENT_CONDITION
-from .deployment_modes import (
-    DeploymentMode,
-    InvalidComponentModeError,
-    check_component_mode,
-    resolve_component_mode,
-)
+from .deployment_modes import DeploymentMode, InvalidComponentModeError
 from .isvc_status import WORKLOAD_MODES, workload_key
-from .merging import merge_component
+from .merging import component_mode
 
 __all__ = ["WorkloadLookup", "leftover_workload_warnings"]
 
@@ -49,9 +44,7 @@ def _resolved_mode(
     declared = isvc.spec.component(component)
     config = runtime.spec.config(component) if runtime is not None else None
     try:
-        merged = merge_component(config, declared, where=f"spec.{component}")
-        resolved = resolve_component_mode(isvc, component, merged)
-        check_component_mode(component, resolved)
+        _, resolved = component_mode(isvc, component, declared, config)
     except (InvalidResourceError, InvalidComponentModeError):
         return None
     return resolved.mode if resolved.mode in WORKLOAD_MODES else None
