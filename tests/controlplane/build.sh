@@ -23,14 +23,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 go=${OME_CONTROLPLANE_GO:-go}
 cache=${OME_CONTROLPLANE_CACHE:-$HOME/.cache/ome-operator/controlplane}
 
-# The version a module requires of $2 (a direct requirement of go.mod in folder $1).
-required() {
-  local found
-  found=$(sed -n "s|^require $2 \(v[0-9a-z.+-]*\)$|\1|p; s|^	$2 \(v[0-9a-z.+-]*\)$|\1|p" "$1/go.mod" | head -n 1)
-  [ -n "$found" ] || { echo "error: no $2 version in $1/go.mod" >&2; exit 1; }
-  echo "$found"
-}
-pins() { cat "$1/go.mod" "$1/go.sum" | sha256sum | cut -c1-12; }
+# shellcheck source=go_modules.sh
+. "$here/go_modules.sh"     # required <folder> <module>, pins <folder>
 
 k8s_version=$(required "$here/go" k8s.io/kubernetes)
 kwok_version=$(required "$here/kwok" sigs.k8s.io/kwok)

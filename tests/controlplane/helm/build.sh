@@ -21,10 +21,10 @@ go=${OME_CONTROLPLANE_GO:-go}
 cache=${OME_CONTROLPLANE_CACHE:-$HOME/.cache/ome-operator/controlplane}
 module=helm.sh/helm/v3
 
-version=$(sed -n "s|^require $module \(v[0-9a-z.+-]*\)$|\1|p; s|^	$module \(v[0-9a-z.+-]*\)$|\1|p" \
-  "$here/go.mod" | head -n 1)
-[ -n "$version" ] || { echo "error: no $module version in $here/go.mod" >&2; exit 1; }
-pins=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-12)
+# shellcheck source=../go_modules.sh
+. "$here/../go_modules.sh"     # required <folder> <module>, pins <folder>
+version=$(required "$here" "$module")
+pins=$(pins "$here")
 helm="$cache/helm-$version-$pins"
 
 report() { printf 'helm=%s\n' "$helm"; }
