@@ -20,7 +20,8 @@ LOG_FIELDS = {
     "model", "secret", "validatingWebhookConfiguration", "webhooks", "path", "identity",
     # what happened
     "error", "status", "retryIn", "because", "createdPods", "adoptedPods", "deletedPods",
-    "leaderWorkerSet", "keda", "renewedAgo", "noticedBy", "fields",
+    "createdPodGroups", "deletedPodGroups", "leaderWorkerSet", "keda", "podGroups",
+    "gangPlacement", "renewedAgo", "noticedBy", "fields",
     # the runtime a pass selected
     "runtime", "score", "isCluster",
 }  # fmt: skip

@@ -23,6 +23,7 @@ def no_environment(monkeypatch):
     monkeypatch.delenv("POD_NAMESPACE", raising=False)
     monkeypatch.delenv("WEBHOOK_CERT_DIR", raising=False)
     monkeypatch.delenv("OME_ALLOW_OTHER_CONTROLLER", raising=False)
+    monkeypatch.delenv("OME_GANG_PLACEMENT", raising=False)
 
 
 def test_no_flag_gives_the_declared_defaults():
@@ -69,6 +70,11 @@ def test_neither_hardening_flag_means_a_30_s_idle_timeout_and_metrics_not_secure
             {"allow_other_controller": True},
             id="starting beside another controller",
         ),
+        pytest.param(
+            ["--gang-placement=off"],
+            {"gang_placement": "off"},
+            id="gang placement turned off",
+        ),
     ],
 )
 def test_each_flag_sets_its_field_only(argv, changed):
@@ -105,6 +111,9 @@ def test_each_flag_sets_its_field_only(argv, changed):
             id="false leaves it off",
         ),
         pytest.param("OME_ALLOW_OTHER_CONTROLLER", "0", {}, id="so does 0"),
+        pytest.param(
+            "OME_GANG_PLACEMENT", "off", {"gang_placement": "off"}, id="gang placement off"
+        ),
     ],
 )
 def test_an_environment_variable_replaces_a_default(monkeypatch, variable, value, changed):
@@ -151,6 +160,11 @@ def test_the_idle_timeout_must_be_positive(idle, problems):
 def test_an_on_off_variable_must_say_true_or_false(monkeypatch, value, problems):
     monkeypatch.setenv("OME_ALLOW_OTHER_CONTROLLER", value)
     assert run_option_problems(parsed([])) == problems
+
+
+def test_a_gang_placement_variable_must_say_auto_or_off(monkeypatch):
+    monkeypatch.setenv("OME_GANG_PLACEMENT", "always")
+    assert run_option_problems(parsed([])) == ['OME_GANG_PLACEMENT "always" is not auto or off']
 
 
 def test_a_flag_beats_its_environment_variable(monkeypatch):

@@ -76,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--now", default=None, help="RFC 3339 time used for lastTransitionTime (default: now)"
     )
+    render.add_argument(
+        "--gang-placement",
+        choices=("off", "on"),
+        default="off",
+        help="on: print what the operator writes where the cluster serves PodGroups (each "
+        "multi-pod OMENative Instance's PodGroup, joined by its pods) (default: %(default)s)",
+    )
     return parser
 
 
@@ -146,7 +153,8 @@ def _render(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
     for note in notes:
         warn(note)
     objects, sources = [obj for _, obj in found], [where for where, _ in found]
-    report = render_report(objects, now=now, sources=sources, warn=warn)
+    gang = args.gang_placement == "on"
+    report = render_report(objects, now=now, sources=sources, warn=warn, gang=gang)
     stdout.write(format_report(report, args.output))
     refused, pods = denied(report), pods_refused(report)
     unserved = [note.where for note in notes if note.looks_ome]

@@ -42,6 +42,10 @@ def _flag(default: Any, help: str, *names: str, env: str | None = None, **argpar
     )
 
 
+#: The values of ``--gang-placement``.
+GANG_PLACEMENTS = ("auto", "off")
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """The flags of ``ome-operator run``, with their defaults."""
@@ -175,6 +179,16 @@ class RunOptions:
         env="OME_ALLOW_OTHER_CONTROLLER",
         action="store_true",
     )
+    #: Multi-pod OMENative Instances are placed whole, by the scheduler's gang scheduling, when
+    #: the cluster serves PodGroups (``auto``), or pod by pod (``off``).
+    gang_placement: str = _flag(
+        "auto",
+        "auto: place each multi-pod OMENative Instance whole (a scheduling.k8s.io PodGroup per "
+        "Instance) when the cluster serves PodGroups; off: pod by pod",
+        "--gang-placement",
+        env="OME_GANG_PLACEMENT",
+        choices=GANG_PLACEMENTS,
+    )
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
@@ -289,6 +303,9 @@ def run_option_problems(options: RunOptions) -> list[str]:
         else f"--config-cache-ttl must be more than 0 seconds (got {options.config_cache_ttl:g})",
         None if options.workers >= 1 else f"--workers must be at least 1 (got {options.workers})",
         _lease_terms_problem(options),
+        None
+        if options.gang_placement in GANG_PLACEMENTS
+        else f'OME_GANG_PLACEMENT "{options.gang_placement}" is not auto or off',
         *_switch_problems(options),
     ]
     return [problem for problem in found if problem is not None]

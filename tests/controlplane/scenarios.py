@@ -9,6 +9,10 @@ from typing import Any
 
 from tests.builders import isvc_manifest, model_manifest, runtime_manifest
 from tests.support.installed_cluster import ISVC, WRITE_VERBS, Cluster, eventually
+from tests.support.operator_process import OperatorProcess
+
+#: The operator's log line of the optional APIs it found at start.
+START_LINE = "Optional APIs found at start"
 
 MODE = "ome.io/deploymentMode"
 OWNER_LABEL = "ome.io/inferenceservice"
@@ -182,3 +186,14 @@ __all__ = [
     "status",
     "workloads",
 ]
+
+
+def start_line(operator: OperatorProcess) -> tuple[str, str]:
+    """(podGroups, gangPlacement) of the operator's ``Optional APIs found at start`` line."""
+
+    def logged() -> tuple[str, str]:
+        found = [r for r in operator.records() if r.get("message") == START_LINE]
+        assert found, "no start line yet"
+        return found[0]["podGroups"], found[0]["gangPlacement"]
+
+    return eventually(logged)

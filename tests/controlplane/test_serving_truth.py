@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.controlplane.scenarios import MULTINODE, RUNNER, WORKER, isvc, seed
+from tests.controlplane.scenarios import MULTINODE, RUNNER, WORKER, isvc, seed, start_line
 from tests.support.installed_cluster import EVENT, ISVC, SR, Cluster, eventually
 from tests.support.kwok_nodes import model_label
 from tests.support.pod_faults import CRASH_LOOP, IMAGE_PULL, OOM_KILLED, fault_image
@@ -125,6 +125,10 @@ def test_an_instance_placed_in_part_says_how_many_accelerators_it_holds_idle(
     )
     becomes(cluster, namespace, ("False", "PodsUnschedulable", waiting))
     assert [r for r, _ in warnings(cluster, namespace)] == ["PodsUnschedulable"]
+    # Without the PodGroup API nothing places the two together (docs/reference/workloads.md).
+    assert start_line(operator) == ("not installed", "off (no PodGroup API)")
+    pods = cluster.list("v1/pods", namespace)
+    assert [p["spec"].get("schedulingGroup") for p in pods] == [None, None]
 
     nodes.label_for_model("llama", namespace, ["gpu-node-1"])
 

@@ -48,6 +48,7 @@ def test_the_module_exports_exactly_its_public_api() -> None:
         "pod_serves",
         "pods_cause",
         "refused_cause",
+        "scheduler_reason",
         "workload_cause",
     ]
 

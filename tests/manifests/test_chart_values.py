@@ -124,6 +124,12 @@ def changed(objects: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
             id="allowOtherController lets the operator start beside OME",
         ),
         pytest.param(
+            {},
+            {"gangPlacement": '"off"'},
+            {DEPLOYMENT: {(*CONTAINER, "args"): ["--gang-placement=off"]}},
+            id="gangPlacement off places the pods of an Instance one by one",
+        ),
+        pytest.param(
             {"watchNamespaces": '["team-a"]'},
             {"extraArgs": '["--workers=8"]'},
             {DEPLOYMENT: {(*CONTAINER, "args"): ["--namespace=team-a", "--workers=8"]}},

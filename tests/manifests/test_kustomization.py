@@ -55,6 +55,7 @@ BUILT_IN_NAMESPACED = {
     ("leaderworkerset.x-k8s.io", "leaderworkersets"): True,
     ("autoscaling", "horizontalpodautoscalers"): True,
     ("keda.sh", "scaledobjects"): True,
+    ("scheduling.k8s.io", "podgroups"): True,
     ("coordination.k8s.io", "leases"): True,
     ("", "namespaces"): False,
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): False,

@@ -46,6 +46,7 @@ CLUSTER_ROLE = {
     *[("keda.sh", "scaledobjects", verb, None) for verb in WORKLOAD],
     *[("", "pods", verb, None) for verb in ("list", "watch", "create", "patch", "delete")],
     ("", "pods/status", "patch", None),  # the ome.io/serving condition
+    *[("scheduling.k8s.io", "podgroups", v, None) for v in ("list", "watch", "create", "delete")],
     ("ome.io", "inferencereplicas/status", "patch", None),
     ("ome.io", "inferencereplicas/finalizers", "update", None),  # pods block its deletion
     ("", "namespaces", "get", None),  # the pod policy's per-namespace exceptions

@@ -7,7 +7,8 @@ The API server authenticates static tokens (an admin in ``system:masters``, the 
 manager, the scheduler) and ServiceAccount tokens, authorizes with RBAC, and writes a JSON audit
 log at the ``Metadata`` level: the record of every request, by user, verb and resource. Nodes
 (KWOK) and the LeaderWorkerSet controller run beside it: ``kwok_nodes`` and
-``leader_worker_set_controller``.
+``leader_worker_set_controller``. The components' command lines are in ``control_plane_commands``;
+a plane started with ``Features`` (``gang_scheduling``) runs them with alpha gates on.
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ import yaml
 
 from tests.support import go_builds
 from tests.support.certificates import write_control_plane_certificates
+from tests.support.control_plane_commands import (
+    AUDIT_LOG,
+    AUDIT_POLICY,
+    CA_FILE,
+    NO_FEATURES,
+    NODE_MONITOR,
+    Features,
+    apiserver_argv,
+    controller_manager_argv,
+    etcd_argv,
+    scheduler_argv,
+)
 from tests.support.local_processes import (
     Process,
     free_port,
@@ -41,53 +54,22 @@ from tests.support.local_processes import (
 __all__ = [
     "Binaries",
     "ControlPlane",
+    "Features",
     "Process",
     "build_binaries",
     "free_port",
     "free_ports",
     "kept_port",
 ]
-__all__ += ["running_control_plane", "user_requests", "write_kubeconfig"]
+__all__ += ["NODE_MONITOR", "running_control_plane", "user_requests", "write_kubeconfig"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "tests" / "controlplane" / "build.sh"
-SERVICE_CIDR = "127.1.0.0/16"
 ADMIN = "admin"
 CONTROLLER_MANAGER = "system:kube-controller-manager"
 #: The scheduler's user: the built-in ClusterRoles system:kube-scheduler and
 #: system:volume-scheduler are bound to it.
 SCHEDULER = "system:kube-scheduler"
-#: The controllers kube-controller-manager runs: the workload controllers the operator's objects
-#: need (Deployments, LeaderWorkerSets' StatefulSets, budgets, HPAs), the garbage collector and
-#: namespace deletion, ServiceAccounts, and node failure (node lifecycle, taint eviction, pod GC).
-#: horizontalpodautoscaling starts without a metrics server (it logs an error per HPA it syncs).
-#: persistentvolume-binder binds claims to volumes, so the scheduler places pods of models read
-#: from a PersistentVolumeClaim.
-CONTROLLERS = (
-    "garbagecollector,namespace,serviceaccount,serviceaccount-token,deployment,replicaset,"
-    "disruption,statefulset,podgc,nodelifecycle,taint-eviction-controller,"
-    "horizontalpodautoscaling,persistentvolume-binder"
-)
-#: A node whose lease is not renewed for the grace period is Unknown (NotReady), its pods
-#: Ready=False: checked every second, after 12 s (the kubelet's defaults are 5 s and 50 s with a
-#: 10 s lease renewal; KWOK renews every 2.5 s here, see kwok_nodes.LEASE_SECONDS).
-NODE_MONITOR = ("--node-monitor-period=1s", "--node-monitor-grace-period=12s")
-#: The HPA controller, when a test serves resource metrics (``resource_metrics``): every HPA
-#: synced each second (default 15 s); a scale-down after 5 s of lower recommendations (default
-#: 5 min); a pod's CPU sample skipped only in its first 5 s, and a readiness change taken as
-#: its first only in its first 5 s (defaults 5 min and 30 s), as KWOK's pods are Ready at once.
-HPA_TIMING = (
-    "--horizontal-pod-autoscaler-sync-period=1s",
-    "--horizontal-pod-autoscaler-downscale-stabilization=5s",
-    "--horizontal-pod-autoscaler-cpu-initialization-period=5s",
-    "--horizontal-pod-autoscaler-initial-readiness-delay=5s",
-)
-AUDIT_POLICY = {
-    "apiVersion": "audit.k8s.io/v1",
-    "kind": "Policy",
-    "omitStages": ["RequestReceived"],
-    "rules": [{"level": "Metadata"}],
-}
 
 
 @dataclass(frozen=True)
@@ -117,17 +99,19 @@ class ControlPlane:
 
     folder: pathlib.Path
     binaries: Binaries
+    #: Feature gates, API versions and controllers beyond Kubernetes' defaults (none by default).
+    features: Features = NO_FEATURES
     url: str = ""
     admin_token: str = ""
     _processes: dict[str, Process] = field(default_factory=dict)
 
     @property
     def ca_file(self) -> pathlib.Path:
-        return self.folder / "ca.crt"
+        return self.folder / CA_FILE
 
     @property
     def audit_log(self) -> pathlib.Path:
-        return self.folder / "audit.log"
+        return self.folder / AUDIT_LOG
 
     @property
     def admin_kubeconfig(self) -> pathlib.Path:
@@ -157,106 +141,24 @@ class ControlPlane:
         write_kubeconfig(
             self.folder / "scheduler.kubeconfig", self.url, self.ca_file, scheduler_token
         )
-        etcd = f"http://127.0.0.1:{client}"
+        etcd, binaries = f"http://127.0.0.1:{client}", self.binaries.controlplane
+        self._add("etcd", etcd_argv(binaries, self.folder, client, peer))
         self._add(
-            "etcd",
-            [
-                str(self.binaries.controlplane / "etcd"),
-                "--name=test",
-                f"--data-dir={self.folder / 'etcd'}",
-                f"--listen-client-urls={etcd}",
-                f"--advertise-client-urls={etcd}",
-                f"--listen-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-cluster=test=http://127.0.0.1:{peer}",
-                "--listen-metrics-urls=",
-                "--unsafe-no-fsync",
-                "--log-level=warn",
-            ],
+            "kube-apiserver",
+            apiserver_argv(binaries, self.folder, self.url, etcd, secure, self.features),
         )
-        self._add("kube-apiserver", self._apiserver_argv(etcd, secure))
         self._add(
-            "kube-controller-manager",
-            [
-                str(self.binaries.controlplane / "kube-controller-manager"),
-                f"--kubeconfig={self.folder / 'kcm.kubeconfig'}",
-                f"--controllers={CONTROLLERS}",
-                *NODE_MONITOR,
-                *HPA_TIMING,
-                "--use-service-account-credentials=true",
-                "--leader-elect=false",
-                "--bind-address=127.0.0.1",
-                "--secure-port=0",
-                f"--service-account-private-key-file={self.folder / 'sa.key'}",
-                f"--root-ca-file={self.ca_file}",
-                f"--service-cluster-ip-range={SERVICE_CIDR}",
-                "--v=1",
-            ],
+            "kube-controller-manager", controller_manager_argv(binaries, self.folder, self.features)
         )
         self._processes["etcd"].start()
         self._wait_for_etcd(client)
         self._processes["kube-apiserver"].start()
         self.wait_ready()
-        self._add("kube-scheduler", self._scheduler_argv(scheduler))
+        self._add("kube-scheduler", scheduler_argv(binaries, self.folder, scheduler, self.features))
         self._processes["kube-controller-manager"].start()
         self._processes["kube-scheduler"].start()
         self._wait_for_default_service_account()
         self._wait_for_scheduler(scheduler)
-
-    def _scheduler_argv(self, port: int) -> list[str]:
-        """kube-scheduler as ``system:kube-scheduler``, one instance (no leader election),
-        serving its health checks on 127.0.0.1 only. Its back-off for a pod that failed to
-        schedule is 1 s, at most 2 s (defaults: 1 s and 10 s), so a pod is placed soon after a
-        test labels a node for it."""
-        config = {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {"kubeconfig": str(self.folder / "scheduler.kubeconfig")},
-            "leaderElection": {"leaderElect": False},
-            "podInitialBackoffSeconds": 1,
-            "podMaxBackoffSeconds": 2,
-        }
-        path = self.folder / "scheduler-config.yaml"
-        path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        return [
-            str(self.binaries.controlplane / "kube-scheduler"),
-            f"--config={path}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={port}",
-            f"--cert-dir={self.folder / 'kube-scheduler-certs'}",
-            "--v=1",
-        ]
-
-    def _apiserver_argv(self, etcd: str, port: int) -> list[str]:
-        folder = self.folder
-        return [
-            str(self.binaries.controlplane / "kube-apiserver"),
-            f"--etcd-servers={etcd}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
-            f"--secure-port={port}",
-            f"--tls-cert-file={folder / 'apiserver.crt'}",
-            f"--tls-private-key-file={folder / 'apiserver.key'}",
-            f"--client-ca-file={self.ca_file}",
-            f"--token-auth-file={folder / 'tokens.csv'}",
-            "--authorization-mode=RBAC",
-            f"--service-account-issuer={self.url}",
-            f"--service-account-key-file={folder / 'sa.pub'}",
-            f"--service-account-signing-key-file={folder / 'sa.key'}",
-            "--api-audiences=https://kubernetes.default.svc",
-            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
-            f"--service-cluster-ip-range={SERVICE_CIDR}",
-            f"--audit-policy-file={folder / 'audit-policy.yaml'}",
-            f"--audit-log-path={self.audit_log}",
-            "--audit-log-format=json",
-            "--audit-log-mode=blocking",
-            "--profiling=false",
-            "--enable-priority-and-fairness=false",
-            # An APIService's Service is dialled at its ClusterIP (inside the service CIDR,
-            # 127.1.0.0/16), never at an endpoint's address.
-            "--enable-aggregator-routing=false",
-            "--v=1",
-        ]
 
     def _add(self, name: str, argv: list[str]) -> None:
         self._processes[name] = Process(name, argv, self.folder / f"{name}.log")
@@ -418,8 +320,10 @@ def user_requests(
 
 
 @contextlib.contextmanager
-def running_control_plane(folder: pathlib.Path) -> Iterator[ControlPlane]:
-    plane = ControlPlane(folder, build_binaries())
+def running_control_plane(
+    folder: pathlib.Path, features: Features = NO_FEATURES
+) -> Iterator[ControlPlane]:
+    plane = ControlPlane(folder, build_binaries(), features)
     try:
         plane.start()
         yield plane

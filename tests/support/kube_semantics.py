@@ -55,6 +55,9 @@ DECLARED_RESOURCES: tuple[DeclaredResource, ...] = (
     DeclaredResource(_LWS, "leaderworkersets", "LeaderWorkerSet", True, _STATUS),
     DeclaredResource("keda.sh/v1alpha1", "scaledobjects", "ScaledObject", True, _STATUS),
 )
+#: The alpha built-in PodGroup (gang placement), which kmock does not bundle and a cluster
+#: serves only with its feature gates on: declared by the tests of gang placement alone.
+POD_GROUPS = DeclaredResource("scheduling.k8s.io/v1alpha2", "podgroups", "PodGroup", True, _STATUS)
 
 ALL_VERBS = frozenset(
     {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}

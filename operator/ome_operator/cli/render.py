@@ -20,6 +20,7 @@ from typing import Any
 from ..cluster.manifests import ManifestError
 from ..core.admission import review_inference_service
 from ..core.event_records import runtime_not_found_told, untold
+from ..core.instances.gangs import render_pod_group
 from ..core.model_catalog import ModelCatalog
 from ..core.operator_config import (
     CONFIG_MAP_NAME,
@@ -102,11 +103,15 @@ def _log(record: LogRecord) -> dict[str, Any]:
 
 
 def _objects(
-    isvc: Mapping[str, Any], plan: ReconcilePlan, existing: Mapping[tuple[str, str], Any]
+    isvc: Mapping[str, Any],
+    plan: ReconcilePlan,
+    existing: Mapping[tuple[str, str], Any],
+    gang: bool,
 ) -> list[dict[str, Any]]:
     """What the controller writes: a scaled workload as it is created, or, when the input
     holds it, as it is applied (without ``replicas``, the autoscaler's); and for OMENative what
-    the InferenceReplica controller would create: every Instance's pods."""
+    the InferenceReplica controller would create: every Instance's pods, and with ``gang`` the
+    PodGroup each multi-pod Instance's pods join."""
     found = []
     for obj in plan.apply:
         key = (obj["kind"], obj["metadata"]["name"])
@@ -116,7 +121,10 @@ def _objects(
         if obj["kind"] == "InferenceReplica":
             instances = ((held if left else None) or obj)["spec"].get("replicas") or 1
             for index in range(instances):
-                found.extend(with_owner(pod, owned) for pod in render_instance_pods(obj, index))
+                pods = render_instance_pods(obj, index, gang=gang)
+                if any("schedulingGroup" in pod["spec"] for pod in pods):
+                    found.append(with_owner(render_pod_group(obj, index, 1, len(pods)), owned))
+                found.extend(with_owner(pod, owned) for pod in pods)
     return found
 
 
@@ -128,6 +136,7 @@ def _item(
     state: Sequence[Mapping[str, Any]],
     config: OperatorConfig,
     now: str,
+    gang: bool,
 ) -> dict[str, Any]:
     namespace = isvc.namespace
     catalog = RuntimeCatalog.of(
@@ -154,7 +163,7 @@ def _item(
     }
     snapshot = Snapshot(catalog, models, existing, now=now, config=config, namespace_labels=labels)
     plan = reconcile(isvc, snapshot)
-    objects = _objects(body, plan, existing)
+    objects = _objects(body, plan, existing, gang)
     item.update(
         {
             "objects": objects,
@@ -228,6 +237,7 @@ def render_report(
     now: str,
     sources: Sequence[str] = (),
     warn: Callable[[str], None] | None = None,
+    gang: bool = False,
 ) -> dict[str, Any]:
     """The RenderReport for every InferenceService in ``objects`` (JSON trees, as
     ``load_manifests`` returns them; ``sources`` says where each was read), by namespace, then
@@ -235,7 +245,8 @@ def render_report(
     operator sets it aside: left out, with its ``MalformedResource`` event in the report's
     ``events`` (only there when there is one) and a ``Warning: <where>: <its message>`` to
     ``warn``. An InferenceService that does not parse is an item admission denies with the
-    webhook's text."""
+    webhook's text. ``gang``: as on a cluster where the operator places multi-pod Instances
+    whole (docs/reference/workloads.md, Gang placement)."""
     runtimes: list[ServingRuntime] = []
     models: list[ModelResource] = []
     services: list[tuple[Mapping[str, Any], InferenceService | InvalidResourceError]] = []
@@ -266,7 +277,7 @@ def render_report(
     config = _config(state)
     catalog = ModelCatalog.of(models)
     items = [
-        _item(isvc, body, runtimes, catalog, state, config, now)
+        _item(isvc, body, runtimes, catalog, state, config, now, gang)
         if isinstance(isvc, InferenceService)
         else _denied_item(body, isvc)
         for body, isvc in sorted(services, key=lambda pair: _service_key(pair[0]))

@@ -82,6 +82,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"),
     Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler"),
     Resource("keda.sh", "v1alpha1", "scaledobjects", "ScaledObject"),
+    Resource("scheduling.k8s.io", "v1alpha2", "podgroups", "PodGroup"),
     Resource(
         "admissionregistration.k8s.io",
         "v1",

@@ -8,8 +8,9 @@ a pod change re-queues that InferenceReplica (an InferenceReplica change too, un
 this controller's own status write). An
 InferenceReplica whose InferenceService is gone or being deleted gets no pass (the runtime's
 owner rule). Each pass asks the pure core (``core.instances.plan_instances``) what to do, then
-writes, in a worker thread: pods created (with an owner reference to the InferenceReplica),
-pods deleted (only the pod of that uid), the ``ome.io/serving`` condition of pods
+writes, in a worker thread: with gang placement, PodGroups created (``pod_group_writes``), pods
+created (with an owner reference to the InferenceReplica), pods deleted (only the pod of that
+uid), PodGroups deleted, the ``ome.io/serving`` condition of pods
 (``pods/status``), and the InferenceReplica's status when it differs. A pod it would create
 that exists already with no controller, labelled for this InferenceReplica and recording the
 uid of its InferenceService (left behind by an InferenceReplica deleted with
@@ -55,6 +56,7 @@ from ..models.object_metadata import (
     with_owner,
 )
 from .owned import KindCache, OwnedObjects
+from .pod_group_writes import PodGroupWrites
 from .pod_writes import adopt, pod_reference, set_serving
 from .queue import Backoff, WorkQueue
 from .refusals import Refusals
@@ -112,6 +114,14 @@ class ReplicaController:
         self.pods = KindCache(
             "Pod", self._pods_changed, owner=controlling_replica, record=self.record
         )
+        #: The gang PodGroups of multi-pod Instances; a change re-queues their InferenceReplica
+        #: as a pod's does (the scheduler's verdict is in their status).
+        self.pod_groups = KindCache(
+            "PodGroup", self._pods_changed, owner=controlling_replica, record=self.record
+        )
+        #: Multi-pod Instances are placed as gangs (set before start(): the cluster serves
+        #: PodGroups and ``--no-gang-placement`` is not given).
+        self.gang_placement = False
         self.watches = Watches()
         self.workers = workers
         self.backoff = backoff or Backoff()
@@ -175,9 +185,14 @@ class ReplicaController:
         InferenceReplica (listings report no change), then follow changes. Once only."""
         if self.runtime.working:
             return
+        watched = [Watched(resource_named("Pod"), self.pods, label_selector=POD_SELECTOR)]
+        if self.gang_placement:
+            watched.append(
+                Watched(resource_named("PodGroup"), self.pod_groups, label_selector=POD_SELECTOR)
+            )
         self.watches.start(
             api_factory,
-            [Watched(resource_named("Pod"), self.pods, label_selector=POD_SELECTOR)],
+            watched,
             namespaces,
             retry_delay=self.backoff.delay,
             on_failure=self.metrics.record_watch_failure if self.metrics is not None else None,
@@ -195,8 +210,11 @@ class ReplicaController:
     async def reconcile(self, key: Key, replica: Mapping[str, Any]) -> Result:
         """One pass over an InferenceReplica (the runtime's reconciler)."""
         pods = list(self.pods.owned_by(*key).values())
+        groups = list(self.pod_groups.owned_by(*key).values()) if self.gang_placement else None
         try:
-            plan = plan_instances(replica, pods, now=now(), refused=self.refusals.message(key))
+            plan = plan_instances(
+                replica, pods, now=now(), refused=self.refusals.message(key), pod_groups=groups
+            )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             # Hand-edited beyond what its schema checks (a template that is not a pod's): the
             # InferenceService controller writes it back; its change brings the next pass.
@@ -211,12 +229,14 @@ class ReplicaController:
             return DONE
         wait = self.refusals.wait(key, replica)
         if wait is not None:  # refused before and nothing changed: no create until it is due
-            plan = replace(plan, create=())
+            plan = replace(plan, create=(), create_groups=())
         written = _Written()
         orphans = self._orphans(key, replica, plan)
         failed = True
         try:
-            await asyncio.to_thread(self._write, key, replica, plan, orphans, written, pods)
+            await asyncio.to_thread(
+                self._write, key, replica, plan, orphans, written, (pods, groups)
+            )
             failed = False
         except (NamespaceTerminating, OwnerGoing):
             failed = False
@@ -258,10 +278,10 @@ class ReplicaController:
         plan: InstancePlan,
         orphans: Mapping[str, Mapping[str, Any]],
         written: _Written,
-        pods: list[Mapping[str, Any]],
+        found: tuple[list[Mapping[str, Any]], list[Mapping[str, Any]] | None],
     ) -> None:
         """The pass's writes, in a worker thread; ``written`` collects what they answered, and
-        the record every answer."""
+        the record every answer. ``found``: the pods and PodGroups the pass was planned on."""
         api = self.api_factory()
         if orphans:
             recheck_owner(api, replica)
@@ -271,7 +291,11 @@ class ReplicaController:
                 self._wrote(set_serving(api, pod_reference(key[0], name), serving))
         status = plan.status
         if written.refused is not None:  # a create refused: the status names it
-            status = plan_instances(replica, pods, now=now(), refused=written.refused).status
+            pods, groups = found
+            again = plan_instances(
+                replica, pods, now=now(), refused=written.refused, pod_groups=groups
+            )
+            status = again.status
         written.status = apply_status(api, replica, status)
         if written.status is not None:
             self._wrote(written.status)
@@ -289,7 +313,11 @@ class ReplicaController:
     ) -> None:
         namespace, name = object_key(replica)
         created, adopted, deleted = [], [], []
+        groups = PodGroupWrites(api, namespace, lambda answer: self._wrote(answer, created=True))
         try:
+            written.refused = groups.create(replica, plan.create_groups)
+            if written.refused is not None:
+                return  # no pod is created without the group it joins
             for pod in plan.create:
                 orphan = orphans.get(pod["metadata"]["name"])
                 if orphan is not None:
@@ -311,9 +339,10 @@ class ReplicaController:
                 with contextlib.suppress(Conflict):  # that name is another pod now: not ours
                     api.delete(pod_reference(namespace, ref.name), uid=ref.uid)
                 deleted.append(ref.name)
+            groups.delete(plan.delete_groups)
         finally:
-            written.created = bool(created)
-            if created or adopted or deleted:
+            written.created = bool(created or groups.created)
+            if created or adopted or deleted or groups.created or groups.deleted:
                 logger.info(
                     "Instance pods written",
                     extra={
@@ -322,6 +351,8 @@ class ReplicaController:
                         "createdPods": created,
                         "adoptedPods": adopted,
                         "deletedPods": deleted,
+                        "createdPodGroups": groups.created,
+                        "deletedPodGroups": groups.deleted,
                     },
                 )
 

@@ -18,6 +18,7 @@ from .deployment_modes import (
     declared_mode,
     isvc_level_mode,
 )
+from .instances.gangs import topology_problem
 from .metadata_propagation import MetadataPropagation, over_bound_message
 from .model_catalog import ModelCatalog
 from .operator_config import OperatorConfig
@@ -158,8 +159,10 @@ def _check_pod_policy(
         raise AdmissionDenied("; ".join(denials))
 
 
-def _check_replicas(isvc: InferenceService) -> None:
-    problems = [annotation_problem("metadata.annotations", isvc.metadata.annotations)]
+def _check_scaling_and_placement(isvc: InferenceService) -> None:
+    annotations = isvc.metadata.annotations
+    problems = [annotation_problem("metadata.annotations", annotations)]
+    problems.append(topology_problem(annotations))
     problems += [replica_range_problem(f"spec.{name}", spec) for name, spec in _components(isvc)]
     if problem := next((p for p in problems if p), ""):
         raise AdmissionDenied(problem)
@@ -333,7 +336,7 @@ def review_inference_service(
             raise AdmissionDenied("at least one of spec.model or spec.runtime must be set")
         _check_copied_metadata(isvc, config.metadata_propagation)
         _check_pdb_fields(isvc)
-        _check_replicas(isvc)
+        _check_scaling_and_placement(isvc)
         _check_leader_worker_pairing(isvc)
         _check_mode_combination(isvc)
         _check_pod_policy(isvc, config.pod_policy, namespace_labels or {})

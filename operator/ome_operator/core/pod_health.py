@@ -10,8 +10,9 @@ pod stops serving at once, and that is the ``NodeLost`` signature (a kubelet nev
 
 A component that does not serve is explained by the most blocking cause among its pods
 (``CAUSES``, in order): pods the API server refuses to create (Pod Security or another admission
-policy: nothing can run until that changes), pods the scheduler cannot place (an Instance placed
-in part holds its accelerators idle, and says how many), images that cannot be pulled,
+policy: nothing can run until that changes), an Instance whose gang the scheduler cannot place
+whole (``instances.gangs``: its PodGroup says why), pods the scheduler cannot place (an Instance
+placed in part holds its accelerators idle, and says how many), images that cannot be pulled,
 containers in a crash loop, nodes that do not answer. A refused create leaves no pod to read: it
 is told by the workload (a Deployment's ``ReplicaFailure``) or by the writer that was refused
 (the InferenceReplica controller, for OMENative pods).
@@ -34,11 +35,19 @@ __all__ = [
     "pod_serves",
     "pods_cause",
     "refused_cause",
+    "scheduler_reason",
     "workload_cause",
 ]
 
 #: The reasons a component's condition takes from its pods, most blocking first.
-CAUSES = ("PodsRefused", "PodsUnschedulable", "ImagePullFailed", "CrashLoopBackOff", "NodeLost")
+CAUSES = (
+    "PodsRefused",
+    "WaitingForGang",
+    "PodsUnschedulable",
+    "ImagePullFailed",
+    "CrashLoopBackOff",
+    "NodeLost",
+)
 
 #: Container waiting reasons of an image that cannot be pulled (the kubelet's).
 _PULL_FAILURES = frozenset(
@@ -226,6 +235,13 @@ def _scheduler_message(pod: Mapping[str, Any]) -> str | None:
     if scheduled.get("status") != "False" or scheduled.get("reason") != "Unschedulable":
         return None
     return str(scheduled.get("message") or "the scheduler gives no message")
+
+
+def scheduler_reason(pod: Mapping[str, Any]) -> str | None:
+    """Why the scheduler cannot place ``pod``, in words when it lacks only a node with its
+    model (``_in_words``); None for a pod placed or not tried."""
+    said = _scheduler_message(pod)
+    return None if said is None else _in_words(pod, said)
 
 
 def _unschedulable(

@@ -46,6 +46,7 @@ from .review_server import ConnectionTimeouts, ReviewServer
 __all__ = [
     "OPTIONAL_KINDS",
     "build_controller",
+    "gang_placement",
     "missing_kinds",
     "other_controllers",
     "replica_identity",
@@ -72,8 +73,8 @@ def allow_deep_objects() -> None:
 
 
 #: The optional APIs looked up at start: MultiNode needs LeaderWorkerSets, the KEDA autoscaler
-#: class ScaledObjects.
-OPTIONAL_KINDS = ("LeaderWorkerSet", "ScaledObject")
+#: class ScaledObjects, gang placement PodGroups.
+OPTIONAL_KINDS = ("LeaderWorkerSet", "ScaledObject", "PodGroup")
 
 
 def served(api: KubeApi, kind: str) -> bool:
@@ -88,6 +89,13 @@ def served(api: KubeApi, kind: str) -> bool:
 
 def _found(kind: str, missing: frozenset[str]) -> str:
     return "not installed" if kind in missing else "installed"
+
+
+def gang_placement(options: RunOptions, missing: frozenset[str]) -> str:
+    """``on`` when multi-pod Instances are placed whole; else why not."""
+    if options.gang_placement == "off":
+        return "off (--gang-placement=off)"
+    return "off (no PodGroup API)" if "PodGroup" in missing else "on"
 
 
 def missing_kinds(api: KubeApi) -> frozenset[str]:
@@ -269,12 +277,17 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> N
     controller.missing = await asyncio.to_thread(missing_kinds, controller.api_factory())
     # Optional APIs, looked up once: a MultiNode component without one is parked with the
     # condition and event LeaderWorkerSetNotInstalled, a KEDA-scaled one with
-    # KEDANotInstalled, until a restart finds it.
+    # KEDANotInstalled, until a restart finds it; without PodGroups, pods are placed one by one.
+    gangs = gang_placement(options, controller.missing)
+    if controller.replicas is not None:
+        controller.replicas.gang_placement = gangs == "on"
     logger.info(
         "Optional APIs found at start",
         extra={
             "leaderWorkerSet": _found("LeaderWorkerSet", controller.missing),
             "keda": _found("ScaledObject", controller.missing),
+            "podGroups": _found("PodGroup", controller.missing),
+            "gangPlacement": gangs,
         },
     )
     controller.start(

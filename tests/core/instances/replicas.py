@@ -85,13 +85,15 @@ def pods_of(
     conditions: Sequence[Mapping[str, Any]] | None = None,
     node: str | None = None,
     gpus: int | None = None,
+    gang: bool = False,
 ) -> list[dict[str, Any]]:
     """The pods of Instance ``index`` as made for ``replica`` (or another ``image``), with the
     state a kubelet gives them; ``only``: the runners/ordinals to keep (``"worker-1"``).
     ``conditions``: the kubelet's whole set instead of ``ContainersReady`` alone (``ready``);
-    ``node``: the node the pods are bound to; ``gpus``: their ``nvidia.com/gpu`` limit."""
+    ``node``: the node the pods are bound to; ``gpus``: their ``nvidia.com/gpu`` limit;
+    ``gang``: they joined their Instance's PodGroup."""
     made_for = replica if image is None else replica_of(workers=_workers(replica), image=image)
-    pods = render_instance_pods(made_for, index, incarnation=incarnation)
+    pods = render_instance_pods(made_for, index, incarnation=incarnation, gang=gang)
     found = []
     for pod in pods:
         labels = pod["metadata"]["labels"]

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...models.object_metadata import labels_of, metadata_of
 from ..conditions import find_condition
-from ..pod_health import pod_serves
+from ..pod_health import pod_serves, scheduler_reason
 from ..rendering.instance_pods import SERVING_GATE
 
 __all__ = ["FINISHED_PHASES", "ObservedPod", "observed_pods"]
@@ -45,6 +45,13 @@ class ObservedPod:
     finished: bool
     #: It has a ``deletionTimestamp``: it is going, whatever its state.
     terminating: bool
+    #: The scheduler bound it to a node (``spec.nodeName``).
+    bound: bool = False
+    #: The PodGroup it joined (``spec.schedulingGroup.podGroupName``), None for none.
+    group: str | None = None
+    #: Why the scheduler cannot place it (``pod_health.scheduler_reason``), None when it has
+    #: not said so.
+    unschedulable: str | None = None
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> ObservedPod | None:
@@ -57,6 +64,7 @@ class ObservedPod:
         if None in numbers.values() or runner not in ("default", "leader", "worker"):
             return None
         status = pod.get("status") or {}
+        spec = pod.get("spec") or {}
         conditions = status.get("conditions") or []
         serving = find_condition(conditions, SERVING_GATE)
         return cls(
@@ -68,6 +76,9 @@ class ObservedPod:
             serving=None if serving is None else str(serving.get("status")),
             finished=status.get("phase") in FINISHED_PHASES,
             terminating=bool(meta.get("deletionTimestamp")),
+            bound=bool(spec.get("nodeName")),
+            group=(spec.get("schedulingGroup") or {}).get("podGroupName"),
+            unschedulable=scheduler_reason(pod),
             **numbers,  # type: ignore[arg-type]
         )
 

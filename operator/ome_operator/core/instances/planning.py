@@ -13,6 +13,9 @@ is still being created (phase ``Creating``, or no row yet) are created, never ot
 watch has not shown yet is one of these, so a stale cache, a retry or a restart never deletes
 what it should have waited for, and a create of a pod that exists is refused by its name.
 
+With gang placement (``pod_groups`` given: the PodGroups the InferenceReplica owns), the pods of a
+multi-pod Instance join a PodGroup of their incarnation, created before them (``gangs``).
+
 The status rows carry each Instance's phase and incarnation from pass to pass. A pod create the
 API server refused (``refused``: its answer, which the controller keeps until a create succeeds)
 is the first cause the status names (``PodsRefused``): no pod exists to show it.
@@ -24,9 +27,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..pod_health import pods_cause, refused_cause
+from ...models.object_metadata import metadata_of
+from ..pod_health import Cause, pods_cause, refused_cause
 from ..rendering.inference_replicas import revision_hash
 from ..rendering.instance_pods import render_instance_pods
+from .gangs import GangWrites, gang_cause, in_a_gang, plan_gangs
 from .observed import ObservedPod, observed_pods
 from .status import InstanceState, replica_status
 
@@ -49,11 +54,14 @@ class PodRef:
 
 @dataclass(frozen=True)
 class InstancePlan:
-    """The writes of one pass, in the order they are made: pods created, pods deleted, the
-    ``ome.io/serving`` condition set on pods, then the InferenceReplica's status."""
+    """The writes of one pass, in the order they are made: PodGroups created, pods created,
+    pods deleted, PodGroups deleted, the ``ome.io/serving`` condition set on pods, then the
+    InferenceReplica's status."""
 
     create: tuple[dict[str, Any], ...] = ()
     delete: tuple[PodRef, ...] = ()
+    create_groups: tuple[dict[str, Any], ...] = ()
+    delete_groups: tuple[PodRef, ...] = ()
     #: (pod name, status of its ``ome.io/serving`` condition).
     serving: tuple[tuple[str, bool], ...] = ()
     status: dict[str, Any] = field(default_factory=dict)
@@ -75,9 +83,11 @@ def plan_instances(
     *,
     now: str,
     refused: str | None = None,
+    pod_groups: Sequence[Mapping[str, Any]] | None = None,
 ) -> InstancePlan:
-    """The pass for ``replica`` given the pods it owns (as the watch shows them) and, when the
-    API server refused a pod create, its answer."""
+    """The pass for ``replica`` given the pods it owns (as the watch shows them), when the
+    API server refused a create, its answer, and with gang placement the PodGroups it owns
+    (``pod_groups``; None: no gang placement)."""
     spec = replica.get("spec") or {}
     desired = spec.get("replicas") or 1  # nil or 0 means one Instance
     revision = revision_hash(spec.get("runners") or [])
@@ -92,11 +102,17 @@ def plan_instances(
             states.append(state)
     for index in sorted(active):
         found, row = groups.get(index, []), rows.get(index, {})
-        states.append(_Instance(replica, index, found, row, revision).decide(writes))
+        instance = _Instance(replica, index, found, row, revision, gang=pod_groups is not None)
+        states.append(instance.decide(writes))
     states.sort(key=lambda state: state.index)
+    gangs = GangWrites()
+    if pod_groups is not None:
+        gangs = plan_gangs(replica, states, groups, writes.create, pod_groups)
     return InstancePlan(
         create=tuple(writes.create),
         delete=tuple(writes.delete),
+        create_groups=gangs.create,
+        delete_groups=tuple(PodRef(name, uid) for name, uid in gangs.delete),
         serving=tuple(writes.serving),
         status=replica_status(
             replica,
@@ -104,9 +120,25 @@ def plan_instances(
             desired=desired,
             revision=revision,
             now=now,
-            cause=refused_cause(refused) if refused is not None else pods_cause(pods),
+            cause=_cause(pods, groups, gangs, refused),
         ),
     )
+
+
+def _cause(
+    pods: Sequence[Mapping[str, Any]],
+    groups: Mapping[int, list[ObservedPod]],
+    gangs: GangWrites,
+    refused: str | None,
+) -> Cause | None:
+    """Why too few Instances serve: a refused create, else the most blocking cause the pods
+    show. A pod waiting in a gang is told by its gang (``WaitingForGang``), never one by one."""
+    if refused is not None:
+        return refused_cause(refused)
+    ganged = {p.name for listed in groups.values() for p in listed if in_a_gang(p)}
+    alone = [pod for pod in pods if metadata_of(pod).get("name") not in ganged]
+    found = [c for c in (pods_cause(alone), gang_cause(gangs.waiting)) if c is not None]
+    return min(found, key=lambda c: c.rank, default=None)
 
 
 def _rows(replica: Mapping[str, Any]) -> dict[int, Mapping[str, Any]]:
@@ -172,13 +204,17 @@ class _Instance:
     pods: list[ObservedPod]
     row: Mapping[str, Any]
     revision: str
+    #: Its pods join a PodGroup of their incarnation (gang placement).
+    gang: bool = False
 
     def decide(self, writes: _Writes) -> InstanceState:
         recorded = _incarnation(self.row) if self.row else 1
         incarnation = max([recorded, *(p.incarnation for p in self.pods)])
         # The row speaks of the pods found only when no newer incarnation was made since.
         row_phase = self.row.get("phase") if recorded == incarnation else None
-        expected = render_instance_pods(self.replica, self.index, incarnation=incarnation)
+        expected = render_instance_pods(
+            self.replica, self.index, incarnation=incarnation, gang=self.gang
+        )
         names = {pod["metadata"]["name"] for pod in expected}
         alive = [p for p in self.pods if not p.terminating]
         current = {
@@ -212,6 +248,8 @@ class _Instance:
         if self.pods:
             writes.remove(self.pods)
             return InstanceState(self.index, "Failed", incarnation, size, 0)
-        fresh = render_instance_pods(self.replica, self.index, incarnation=incarnation + 1)
+        fresh = render_instance_pods(
+            self.replica, self.index, incarnation=incarnation + 1, gang=self.gang
+        )
         writes.create.extend(fresh)
         return InstanceState(self.index, "Creating", incarnation + 1, size, 0)

@@ -35,6 +35,10 @@ CONTROLLER_WRITE = "ome.io/controller-write"
 #: The ISVC generation the InferenceReplica was rendered from.
 PARENT_GENERATION = "ome.io/parent-generation"
 
+#: The node label every pod of an Instance must share (``instances.gangs``), copied from the
+#: InferenceService.
+TOPOLOGY_ANNOTATION = "ome.io/gang-topology-key"
+
 
 def render_inference_replica(ctx: ComponentContext) -> dict[str, Any]:
     """The InferenceReplica; ``replicas`` counts Instances, at least 1."""
@@ -42,6 +46,9 @@ def render_inference_replica(ctx: ComponentContext) -> dict[str, Any]:
         CONTROLLER_WRITE: "true",
         PARENT_GENERATION: str(ctx.isvc.metadata.generation or 0),
     }
+    topology = ctx.isvc.metadata.annotations.get(TOPOLOGY_ANNOTATION)
+    if topology:  # what the Instances' PodGroups ask of the scheduler (instances.gangs)
+        annotations[TOPOLOGY_ANNOTATION] = topology
     spec: dict[str, Any] = {
         "component": ctx.component,
         "parentRef": {

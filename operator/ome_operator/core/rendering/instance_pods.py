@@ -17,7 +17,7 @@ from typing import Any
 from ...models.object_metadata import annotations_of, labels_of
 from .inference_replicas import revision_hash
 from .metadata import MANAGED_BY, OWNER_LABEL, UID_ANNOTATION, sorted_map
-from .naming import headless_service_name, instance_pod_name
+from .naming import headless_service_name, instance_pod_name, pod_group_name
 from .pod_specs import set_env
 
 __all__ = ["SERVING_GATE", "render_instance_pods"]
@@ -27,11 +27,12 @@ SERVING_GATE = "ome.io/serving"
 
 
 def render_instance_pods(
-    inference_replica: Mapping[str, Any], index: int, *, incarnation: int = 1
+    inference_replica: Mapping[str, Any], index: int, *, incarnation: int = 1, gang: bool = False
 ) -> list[dict[str, Any]]:
     """The pods of Instance ``index``, in runner order (leader before workers), workers by
     ordinal. No owner references: the edge adds them. Each records the InferenceService uid
-    the InferenceReplica records (``core.ownership``), and no other."""
+    the InferenceReplica records (``core.ownership``), and no other. With ``gang``, the pods of
+    a multi-pod Instance join its PodGroup (``spec.schedulingGroup``: ``pod_group_name``)."""
     metadata = inference_replica["metadata"]
     spec = inference_replica["spec"]
     component = spec["component"]
@@ -48,6 +49,7 @@ def render_instance_pods(
         revision=revision_hash(runners),
         multi_pod=any(runner["name"] != "default" for runner in runners),
         workers=sum(_size(runner) for runner in runners if runner["name"] == "worker"),
+        gang=gang,
     )
     return [instance.pod(runner, ordinal) for runner in runners for ordinal in range(_size(runner))]
 
@@ -66,6 +68,7 @@ class _Instance:
     revision: str
     multi_pod: bool
     workers: int
+    gang: bool
 
     @property
     def headless(self) -> str:
@@ -99,6 +102,9 @@ class _Instance:
         spec["containers"] = [_with_env(c, env) for c in spec.get("containers", [])]
         spec["hostname"] = name
         spec["subdomain"] = self.headless
+        if self.gang and self.multi_pod:
+            group = pod_group_name(self.isvc, self.component, self.index, self.incarnation)
+            spec["schedulingGroup"] = {"podGroupName": group}
         gates = spec.get("readinessGates") or []
         if not any(gate.get("conditionType") == SERVING_GATE for gate in gates):
             spec["readinessGates"] = [*gates, {"conditionType": SERVING_GATE}]

@@ -22,6 +22,7 @@ __all__ = [
     "instance_pod_name",
     "leader_worker_set_name",
     "object_name",
+    "pod_group_name",
 ]
 
 #: A Service name, a label value and a pod hostname are DNS labels: at most 63 characters.
@@ -58,6 +59,12 @@ def instance_pod_name(isvc: str, component: str, index: int, runner: str, ordina
     """``<isvc>-<component>-<index>-<runner>-<ordinal>``, shortened like any object name
     because the pod's hostname is its name and must be a DNS label."""
     return object_name(isvc, component, str(index), runner, str(ordinal))
+
+
+def pod_group_name(isvc: str, component: str, index: int, incarnation: int) -> str:
+    """The gang PodGroup of one incarnation of Instance ``index``:
+    ``<isvc>-<component>-<index>-gang-<incarnation>``, shortened like any object name."""
+    return object_name(isvc, component, str(index), "gang", str(incarnation))
 
 
 def app_label(isvc: str, component: str) -> str:
