@@ -9,28 +9,23 @@ placed one by one: tests/controlplane/test_serving_truth.py."""
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from tests.controlplane.conftest import start_operator
-from tests.controlplane.scenarios import RUNNER, isvc, seed, start_line
+from tests.controlplane.scenarios import isvc, seed, start_line
+from tests.controlplane.test_serving_truth import becomes, engine_ready, runner, warnings
 from tests.support.gang_scheduling import PODGROUPS
-from tests.support.installed_cluster import EVENT, ISVC, REPLICA, Cluster, eventually
+from tests.support.installed_cluster import ISVC, REPLICA, Cluster, eventually
 from tests.support.kwok_nodes import KwokNodes
 from tests.support.operator_process import OperatorProcess
 
 pytestmark = pytest.mark.controlplane
 
 POD = "v1/pods"
-GPUS = {"limits": {"nvidia.com/gpu": 8}, "requests": {"nvidia.com/gpu": 8}}
 #: A leader and one worker, each a whole node's 8 GPUs.
 ENGINE = {
-    "leader": {"runner": {**copy.deepcopy(RUNNER), "resources": GPUS}},
-    "worker": {
-        "size": 1,
-        "runner": {"name": "ome-container", "image": "vllm:1", "resources": GPUS},
-    },
+    "leader": {"runner": runner(gpu=8)},
+    "worker": {"size": 1, "runner": {**runner(gpu=8), "ports": []}},
 }
 READY = ("True", "Ready", "All Instances are Ready")
 #: What kube-scheduler 1.36.3 says of the pod of a 2-pod gang that finds no node, when one node
@@ -40,21 +35,6 @@ ONE_NODE_FOR_TWO = (
     "affinity/selector. no new claims to deallocate, preemption: 0/4 nodes are available: 1 No "
     "preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
 )
-
-
-def engine_ready(cluster: Cluster, namespace: str) -> tuple[str, str, str]:
-    conditions = (cluster.stored(ISVC, namespace, "chat").get("status") or {}).get("conditions")
-    engine = {c["type"]: c for c in conditions or []}.get("EngineReady", {})
-    return (engine.get("status", ""), engine.get("reason", ""), engine.get("message", ""))
-
-
-def becomes(cluster: Cluster, namespace: str, want: tuple[str, str, str]) -> None:
-    def said() -> bool:
-        got = engine_ready(cluster, namespace)
-        assert got == want, got
-        return True
-
-    eventually(said, timeout=60)
 
 
 def placement(cluster: Cluster, namespace: str) -> dict[str, tuple[str | None, str | None]]:
@@ -79,14 +59,6 @@ def groups(cluster: Cluster, namespace: str) -> dict[str, tuple[int, list[str]]]
         for g in cluster.list(PODGROUPS, namespace)
         if not g["metadata"].get("deletionTimestamp")
     }
-
-
-def warnings(cluster: Cluster, namespace: str) -> list[tuple[str, str]]:
-    return sorted(
-        (e["reason"], e["message"])
-        for e in cluster.list(EVENT, namespace)
-        if e["involvedObject"]["name"] == "chat" and e["type"] == "Warning"
-    )
 
 
 def test_an_instance_waits_whole_for_two_free_nodes_then_is_bound_whole(
