@@ -147,8 +147,15 @@ def test_a_router_in_multinode_fails_its_component_with_a_log_line_a_condition_a
             == [("Warning", "InvalidDeploymentMode", said)]
         )
     )
-    conditions = {c["type"]: c for c in status(cluster, namespace, "chat")["conditions"]}
-    assert [
-        (conditions[kind]["status"], conditions[kind]["reason"], conditions[kind]["message"])
-        for kind in ("RouterReady", "Ready")
-    ] == [("False", "InvalidDeploymentMode", said)] * 2
+
+    def told() -> bool:
+        # The pass posts its events before it writes the status: wait for the status too.
+        conditions = {c["type"]: c for c in status(cluster, namespace, "chat")["conditions"]}
+        got = [
+            (conditions[kind]["status"], conditions[kind]["reason"], conditions[kind]["message"])
+            for kind in ("RouterReady", "Ready")
+        ]
+        assert got == [("False", "InvalidDeploymentMode", said)] * 2, got
+        return True
+
+    eventually(told)
