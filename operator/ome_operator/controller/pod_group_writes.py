@@ -13,15 +13,9 @@ from ..cluster.api import KubeApi
 from ..cluster.errors import AlreadyExists, Conflict, NamespaceTerminating, Refused
 from ..core.instances import PodRef
 from ..core.instances.gangs import POD_GROUP_API_VERSION
-from ..models.object_metadata import with_owner
+from ..models.object_metadata import reference_to, with_owner
 
-__all__ = ["PodGroupWrites", "pod_group_reference"]
-
-
-def pod_group_reference(namespace: str | None, name: str) -> dict[str, Any]:
-    """A PodGroup by namespace and name, as the API calls take it."""
-    meta = {"name": name, "namespace": namespace} if namespace else {"name": name}
-    return {"apiVersion": POD_GROUP_API_VERSION, "kind": "PodGroup", "metadata": meta}
+__all__ = ["PodGroupWrites"]
 
 
 @dataclass
@@ -53,5 +47,6 @@ class PodGroupWrites:
         """Delete each group, only while it is that very group (its uid)."""
         for ref in refs:
             with contextlib.suppress(Conflict):  # another group of that name now: not ours
-                self.api.delete(pod_group_reference(self.namespace, ref.name), uid=ref.uid)
+                group = reference_to(POD_GROUP_API_VERSION, "PodGroup", self.namespace, ref.name)
+                self.api.delete(group, uid=ref.uid)
             self.deleted.append(ref.name)

@@ -12,7 +12,7 @@ from typing import Any
 from ..cluster.api import KubeApi
 from ..cluster.applying import FIELD_MANAGER
 from ..core.rendering.instance_pods import SERVING_GATE
-from ..models.object_metadata import metadata_of, owner_reference
+from ..models.object_metadata import metadata_of, owner_reference, reference_to
 from .writing import now
 
 __all__ = ["adopt", "pod_reference", "set_serving"]
@@ -20,8 +20,7 @@ __all__ = ["adopt", "pod_reference", "set_serving"]
 
 def pod_reference(namespace: str | None, name: str) -> dict[str, Any]:
     """A pod by namespace and name, as the API calls take it."""
-    meta = {"name": name, "namespace": namespace} if namespace else {"name": name}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta}
+    return reference_to("v1", "Pod", namespace, name)
 
 
 def set_serving(api: KubeApi, pod: Mapping[str, Any], serving: bool) -> dict[str, Any]:

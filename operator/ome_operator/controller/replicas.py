@@ -120,7 +120,7 @@ class ReplicaController:
             "PodGroup", self._pods_changed, owner=controlling_replica, record=self.record
         )
         #: Multi-pod Instances are placed as gangs (set before start(): the cluster serves
-        #: PodGroups and ``--no-gang-placement`` is not given).
+        #: PodGroups and ``--gang-placement=off`` is not given).
         self.gang_placement = False
         self.watches = Watches()
         self.workers = workers

@@ -21,6 +21,7 @@ __all__ = [
     "metadata_of",
     "object_key",
     "owner_reference",
+    "reference_to",
     "uid_of",
     "with_owner",
     "without_fields",
@@ -92,6 +93,13 @@ def owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+def reference_to(api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+    """An object by kind, namespace and name, as the API calls take it (no namespace: a
+    cluster-scoped object)."""
+    meta = {"name": name, "namespace": namespace} if namespace else {"name": name}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta}
 
 
 def with_owner(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> dict[str, Any]:

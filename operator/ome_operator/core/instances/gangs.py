@@ -17,13 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...models.object_metadata import annotations_of, labels_of, metadata_of
+from ...models.object_metadata import annotations_of, metadata_of
 from ..pod_health import Cause, find_condition
 from ..rendering.inference_replicas import TOPOLOGY_ANNOTATION
 from ..rendering.metadata import MANAGED_BY, OWNER_LABEL, sorted_map
 from ..rendering.naming import pod_group_name
 from .observed import ObservedPod
-from .status import InstanceState
+from .status import InstanceState, inference_service_of
 
 __all__ = [
     "POD_GROUP_API_VERSION",
@@ -72,9 +72,8 @@ def topology_problem(annotations: Mapping[str, str]) -> str:
 def _identity(replica: Mapping[str, Any]) -> tuple[str, str, str | None]:
     """The InferenceService, component and namespace of ``replica``'s Instances."""
     spec = replica.get("spec") or {}
-    meta = metadata_of(replica)
-    isvc = (spec.get("parentRef") or {}).get("name") or labels_of(replica).get(OWNER_LABEL, "")
-    return str(isvc), str(spec.get("component", "")), meta.get("namespace")
+    component = str(spec.get("component", ""))
+    return inference_service_of(replica), component, metadata_of(replica).get("namespace")
 
 
 def group_name(replica: Mapping[str, Any], index: int, incarnation: int) -> str:

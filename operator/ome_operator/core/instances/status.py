@@ -13,7 +13,13 @@ from ..conditions import condition, find_condition, unavailable_allowed
 from ..pod_health import Cause
 from ..rendering.metadata import MANAGED_BY, OWNER_LABEL
 
-__all__ = ["InstanceState", "label_selector", "replica_ready", "replica_status"]
+__all__ = [
+    "InstanceState",
+    "inference_service_of",
+    "label_selector",
+    "replica_ready",
+    "replica_status",
+]
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,13 @@ def replica_status(
 def label_selector(replica: Mapping[str, Any]) -> str:
     """The selector of the InferenceReplica's pods, as the scale subresource reports it."""
     spec = replica.get("spec") or {}
-    labels = labels_of(replica)
-    isvc = (spec.get("parentRef") or {}).get("name") or labels.get(OWNER_LABEL, "")
+    isvc = inference_service_of(replica)
     selector = {"component": spec.get("component", ""), OWNER_LABEL: isvc, **MANAGED_BY}
     return ",".join(f"{key}={value}" for key, value in sorted(selector.items()))
+
+
+def inference_service_of(replica: Mapping[str, Any]) -> str:
+    """The name of the InferenceService whose Instances ``replica`` keeps: its ``parentRef``,
+    else its owner label."""
+    spec = replica.get("spec") or {}
+    return (spec.get("parentRef") or {}).get("name") or labels_of(replica).get(OWNER_LABEL, "")
