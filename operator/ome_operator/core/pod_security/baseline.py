@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from .pod_fields import (
+    bad_profile_types,
     containers,
     field,
     go_quote,
@@ -72,7 +73,6 @@ DEFAULT_CAPABILITIES = frozenset(
 _APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
 _SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod"
 _SECCOMP_CONTAINER_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/"
-_PROFILE_TYPES = ("RuntimeDefault", "Localhost")
 
 
 def _quoted_annotation(key: str, value: Any) -> str:
@@ -82,17 +82,7 @@ def _quoted_annotation(key: str, value: Any) -> str:
 def app_armor_profile(spec: Spec, annotations: Annotations) -> Violation | None:
     """AppArmor: a profile type other than RuntimeDefault or Localhost, or an annotation other
     than ``runtime/default`` or ``localhost/*``."""
-    bad_values: set[str] = set()
-    pod = field(pod_security_context(spec), "appArmorProfile")
-    pod_bad = isinstance(pod, Mapping) and pod.get("type") not in _PROFILE_TYPES
-    if pod_bad:
-        bad_values.add(str(field(pod, "type") or ""))
-    bad_containers = []
-    for container in containers(spec):
-        profile = field(security_context(container), "appArmorProfile")
-        if isinstance(profile, Mapping) and profile.get("type") not in _PROFILE_TYPES:
-            bad_containers.append(name_of(container))
-            bad_values.add(str(profile.get("type") or ""))
+    pod_bad, bad_containers, bad_values = bad_profile_types(spec, "appArmorProfile")
     who = setters(pod_bad, bad_containers)
     forbidden = sorted(
         _quoted_annotation(key, value)
@@ -306,17 +296,7 @@ def seccomp_annotations(spec: Spec, annotations: Annotations) -> Violation | Non
 
 def seccomp_profile_baseline(spec: Spec, annotations: Annotations) -> Violation | None:
     """Seccomp: a profile type other than RuntimeDefault or Localhost (Unconfined)."""
-    bad_values: set[str] = set()
-    pod = field(pod_security_context(spec), "seccompProfile")
-    pod_bad = isinstance(pod, Mapping) and pod.get("type") not in _PROFILE_TYPES
-    if pod_bad:
-        bad_values.add(str(field(pod, "type") or ""))
-    bad_containers = []
-    for container in containers(spec):
-        profile = field(security_context(container), "seccompProfile")
-        if isinstance(profile, Mapping) and profile.get("type") not in _PROFILE_TYPES:
-            bad_containers.append(name_of(container))
-            bad_values.add(str(profile.get("type") or ""))
+    pod_bad, bad_containers, bad_values = bad_profile_types(spec, "seccompProfile")
     who = setters(pod_bad, bad_containers)
     if not who:
         return None

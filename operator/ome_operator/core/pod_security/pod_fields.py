@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "bad_profile_types",
     "containers",
     "field",
     "go_quote",
@@ -102,3 +103,24 @@ def setters(pod: bool, bad_containers: Sequence[str]) -> list[str]:
         noun = pluralize("container", "containers", len(bad_containers))
         found.append(f"{noun} {join_quote(bad_containers)}")
     return found
+
+
+#: The profile types (AppArmor, seccomp) every level allows.
+_PROFILE_TYPES = ("RuntimeDefault", "Localhost")
+
+
+def bad_profile_types(spec: Mapping[str, Any], key: str) -> tuple[bool, list[str], set[str]]:
+    """Where ``securityContext.<key>`` (``appArmorProfile``, ``seccompProfile``) has a type
+    other than RuntimeDefault or Localhost: on the pod, on which containers, and the types."""
+    bad_values: set[str] = set()
+    pod = field(pod_security_context(spec), key)
+    pod_bad = isinstance(pod, Mapping) and pod.get("type") not in _PROFILE_TYPES
+    if pod_bad:
+        bad_values.add(str(field(pod, "type") or ""))
+    bad_containers = []
+    for container in containers(spec):
+        profile = field(security_context(container), key)
+        if isinstance(profile, Mapping) and profile.get("type") not in _PROFILE_TYPES:
+            bad_containers.append(name_of(container))
+            bad_values.add(str(profile.get("type") or ""))
+    return pod_bad, bad_containers, bad_values

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .pod_fields import (
+    bad_profile_types,
     containers,
     field,
     in_user_namespace,
@@ -211,22 +212,14 @@ def run_as_user(spec: Spec, annotations: Annotations) -> Violation | None:
 
 def seccomp_profile_restricted(spec: Spec, annotations: Annotations) -> Violation | None:
     """Seccomp: RuntimeDefault or Localhost on the pod or on every container."""
-    allowed = ("RuntimeDefault", "Localhost")
-    bad_values: set[str] = set()
-    pod = field(pod_security_context(spec), "seccompProfile")
-    pod_bad = isinstance(pod, Mapping) and pod.get("type") not in allowed
-    if pod_bad:
-        bad_values.add(str(field(pod, "type") or ""))
-    pod_set = isinstance(pod, Mapping) and not pod_bad
-    explicit, implicit = [], []
-    for container in containers(spec):
-        profile = field(security_context(container), "seccompProfile")
-        if isinstance(profile, Mapping):
-            if profile.get("type") not in allowed:
-                explicit.append(name_of(container))
-                bad_values.add(str(profile.get("type") or ""))
-        elif not pod_set:
-            implicit.append(name_of(container))
+    pod_bad, explicit, bad_values = bad_profile_types(spec, "seccompProfile")
+    pod_set = isinstance(field(pod_security_context(spec), "seccompProfile"), Mapping)
+    implicit = [
+        name_of(container)
+        for container in containers(spec)
+        if not pod_set
+        and not isinstance(field(security_context(container), "seccompProfile"), Mapping)
+    ]
     who = setters(pod_bad, explicit)
     if who:
         return Violation(
