@@ -43,13 +43,7 @@ helm=$(bash "$here/helm/build.sh" | sed -n 's/^helm=//p')
 ready() { for f in "${wanted[@]}"; do [ -e "$f" ] || return 1; done; }
 report() { printf 'controlplane=%s\nkwok=%s\nlws=%s\nhelm=%s\n' "$controlplane" "$kwok" "$lws" "$helm"; }
 
-if ready; then report; exit 0; fi
-
-command -v "$go" >/dev/null || { echo "error: the control plane is built with Go 1.26 (or newer); '$go' is not on PATH" >&2; exit 1; }
-mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9                       # one build at a time; a second caller waits, then finds it built
-if ready; then report; exit 0; fi
+build_once "the control plane is built with Go 1.26 (or newer)" ready
 
 export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 case "$("$go" env GOVERSION)" in go1.2[7-9]*|go1.[3-9]*) export GOEXPERIMENT=nojsonv2 ;; esac

@@ -28,13 +28,7 @@ pins=$(pins "$here")
 helm="$cache/helm-$version-$pins"
 
 report() { printf 'helm=%s\n' "$helm"; }
-if [ -x "$helm/helm" ]; then report; exit 0; fi
-
-command -v "$go" >/dev/null || { echo "error: Helm is built with Go 1.26 (or newer); '$go' is not on PATH" >&2; exit 1; }
-mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9                       # one build at a time; a second caller waits, then finds it built
-if [ -x "$helm/helm" ]; then report; exit 0; fi
+build_once "Helm is built with Go 1.26 (or newer)" test -x "$helm/helm"
 
 export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 # As Helm's Makefile: its version, and the Kubernetes version its client libraries are (1.<minor>

@@ -25,13 +25,7 @@ pins=$(pins "$here")
 keda="$cache/keda-$version-$pins"
 
 report() { printf 'keda=%s\n' "$keda"; }
-if [ -d "$keda" ]; then report; exit 0; fi
-
-command -v "$go" >/dev/null || { echo "error: the KEDA CRDs are fetched with Go; '$go' is not on PATH" >&2; exit 1; }
-mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9                       # one fetch or build at a time; a second caller waits, then finds it
-if [ -d "$keda" ]; then report; exit 0; fi
+build_once "the KEDA CRDs are fetched with Go" test -d "$keda"
 
 export GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 started=$SECONDS

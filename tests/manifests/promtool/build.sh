@@ -25,13 +25,7 @@ pins=$(pins "$here")
 promtool="$cache/promtool-$version-$pins/promtool"
 
 report() { printf 'promtool=%s\n' "$promtool"; }
-if [ -x "$promtool" ]; then report; exit 0; fi
-
-command -v "$go" >/dev/null || { echo "error: promtool is built with Go 1.26.7 (or newer); '$go' is not on PATH" >&2; exit 1; }
-mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9                       # one build at a time; a second caller waits, then finds it built
-if [ -x "$promtool" ]; then report; exit 0; fi
+build_once "promtool is built with Go 1.26.7 (or newer)" test -x "$promtool"
 
 export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 mkdir -p "$(dirname "$promtool")"
